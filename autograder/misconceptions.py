@@ -1,0 +1,82 @@
+"""The misconceptions the judge can name, each with the idea it points back to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Misconception:
+    title: str
+    idea: str
+
+
+CATALOGUE: dict[str, Misconception] = {
+    "overwrites-gradient": Misconception(
+        "a gradient is assigned with `=` instead of accumulated with `+=`",
+        "A value used in several places receives one contribution from each use, and its "
+        "gradient is their sum. Assigning keeps only the last contribution, so a value used "
+        "twice ends up with half its gradient."),
+    "ignores-upstream": Misconception(
+        "the local derivative is not multiplied by `out.grad`",
+        "The chain rule: what a node passes to its parent is its own gradient times the local "
+        "derivative. Without `* out.grad` the rule is right only when the output is the loss."),
+    "number-not-wrapped": Misconception(
+        "a plain number is used as if it were a Value",
+        "`v * 2`, `2 * v` and `v / 2` mix a Value with a number. Wrap the number in a Value "
+        "(a constant leaf) before reading `.data`; the reflected forms route through your "
+        "operator."),
+    "tanh-derivative-of-input": Misconception(
+        "tanh's derivative is computed from the input instead of the output",
+        "d tanh(x)/dx = 1 - tanh(x)^2: it uses the output t = tanh(x), not x itself."),
+    "relu-gate": Misconception(
+        "relu passes the gradient on the wrong side of zero",
+        "relu's local derivative is 1 where the input is positive and 0 where it is not."),
+    "quotient-rule": Misconception(
+        "a / b has the wrong derivative with respect to b",
+        "a / b = a * b**-1, so d/db = -a / b**2: the sign and the square both matter."),
+    "no-topological-order": Misconception(
+        "backward visits nodes before their gradient is complete",
+        "A node may pass its gradient on only after every node that uses it has contributed. "
+        "Sort the graph topologically (each node after its parents, once), then run the local "
+        "rules in reverse. Without the sort, a shared node pushes its gradient more than once: "
+        "the x^4 graph gives 64 instead of 32."),
+    "backward-clears": Misconception(
+        "backward() resets gradients before it runs",
+        "backward() only adds: calling it again adds the same contributions on top, as "
+        "PyTorch does (7, 21, 42 on the lesson's graph). Clearing is zero_grad()'s job."),
+    "root-accumulates": Misconception(
+        "backward() adds 1 to the root's gradient instead of setting it",
+        "The root's gradient is dL/dL = 1: backward() sets it to 1.0 before the reverse pass, "
+        "whatever it held before."),
+    "zero-grad-self-only": Misconception(
+        "zero_grad() clears only the value it is called on",
+        "zero_grad() must reach everything the value depends on: walk the same graph that "
+        "backward() walks."),
+    "zero-grad-leaves-only": Misconception(
+        "zero_grad() clears the leaves but not the intermediate values",
+        "Intermediate nodes keep gradients too, and a stale one is added into the next "
+        "backward pass through the same graph."),
+    "unbroadcast-no-keepdims": Misconception(
+        "stretched size-1 axes are summed away instead of kept",
+        "An operand of shape (4, 1) needs a gradient of shape (4, 1): sum the stretched axis "
+        "with keepdims=True so that its size-1 axis stays."),
+    "unbroadcast-leading-axes": Misconception(
+        "the leading axes that broadcasting added are not summed away",
+        "Shapes align from the right; broadcasting (3,) against (2, 3) first treats it as "
+        "(1, 3). Sum over the extra leading axes until the gradient has the operand's rank."),
+    "tanh-overflow": Misconception(
+        "tanh is computed from exp(2x), which overflows for large inputs",
+        "exp(2x) overflows above x = 355. math.tanh, or a formula in exp(-2|x|), stays finite "
+        "for every input."),
+    "dual-product-rule": Misconception(
+        "Dual's product does not follow the product rule",
+        "(a, a') * (b, b') = (ab, a'b + ab'): each factor's derivative times the other's value."),
+    "dual-sin-sign": Misconception(
+        "Dual's sin has the wrong derivative",
+        "d sin(u) = cos(u) * u': a cosine, with a plus sign."),
+    "dual-constant-derivative": Misconception(
+        "a plain number becomes a Dual with derivative 1",
+        "A constant does not change when x does: its derivative is 0. Only the input being "
+        "differentiated is seeded with 1, and Dual(val) defaults to der = 0."),
+}

@@ -1,0 +1,59 @@
+"""value.backward: the order of the reverse pass, and accumulation across calls.
+
+The graphs use only given operations (+, -, **, exp, log), so these tests need nothing but
+backward() itself.
+"""
+
+import pytest
+
+from autograder.judge import ratio, sequence
+
+pytestmark = pytest.mark.part("value.backward")
+
+NO_ORDER = {"no-topological-order": lambda e, g: ratio("grads", 2)(e, g) or ratio("grads", 0)(e, g)}
+
+
+def test_a_value_added_to_itself(grade):
+    """a + a: the gradient of a is 2."""
+    grade("value:reused_leaf", x=1.0)
+
+
+def test_a_diamond(grade):
+    """a = 1; b = a + a; c = b + b: c = 4 and dc/da = 4."""
+    grade("value:diamond", suspects={"no-topological-order": ratio("grads", 2)})
+
+
+@pytest.mark.parametrize("x", [2.0, -0.7])
+def test_a_node_with_two_consumers(grade, x):
+    """r = x**2 + 1 feeds two separate squares: r must pass its gradient on once, complete."""
+    grade("value:shared_node", x=x, suspects=NO_ORDER)
+
+
+def test_a_chain_a_thousand_deep(grade):
+    """A chain 1000 nodes deep that uses x at every step: dL/dx = 1001."""
+    grade("value:long_chain", depth=1000, x=0.5)
+
+
+def test_a_mixed_graph(grade):
+    """exp, log, powers and sums with shared values, at seeded random inputs."""
+    grade("value:mixed_graph", seed=5, count=10, suspects=NO_ORDER)
+
+
+def test_three_calls_without_zero_grad(grade):
+    """Three backward() calls on one graph: a's gradient goes 7, 21, 42 and the root's stays 1."""
+    grade("value:three_calls", suspects={
+        "root-accumulates": sequence("root", [1.0, 2.0, 3.0]),
+        "backward-clears": sequence("a", [7.0, 7.0, 7.0]),
+    })
+
+
+def test_gradients_add_up_over_fresh_graphs(grade):
+    """Two fresh graphs through the same leaf, no zero_grad: the gradient doubles."""
+    grade("value:rebuilt_graph", x=0.5,
+          suspects={"backward-clears": lambda e, g: g.observations["grads"][1] == e["grads"][0]})
+
+
+def test_loop_that_forgets_zero_grad(grade):
+    """The lesson's loop with no zero_grad: w = 4.224 and loss 19.785 after three steps."""
+    grade("value:loop_without_zero_grad",
+          suspects={"backward-clears": lambda e, g: abs(g.observations["w"] - 1.984) < 1e-9})

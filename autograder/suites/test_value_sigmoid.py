@@ -1,0 +1,15 @@
+"""value.sigmoid (bonus): a primitive with its own rule, stable at both ends."""
+
+import pytest
+
+pytestmark = pytest.mark.part("value.sigmoid")
+
+
+def test_sigmoid_at_moderate_inputs(grade):
+    """sigmoid at a few inputs between -4 and 4, with an upstream gradient of 3."""
+    grade("value:sigmoid_values", points=[-4.0, -1.3, 0.0, 0.7, 2.2, 4.0])
+
+
+def test_sigmoid_far_from_zero(grade):
+    """sigmoid at -1000 and 1000: 0 and 1, never an overflow."""
+    grade("value:sigmoid_values", points=[-1000.0, 1000.0])

@@ -1,0 +1,52 @@
+"""value.zero_grad: clearing a value and everything it depends on."""
+
+import pytest
+
+pytestmark = pytest.mark.part("value.zero_grad")
+
+
+def only_itself(expected, got):
+    seen = got.observations
+    return seen["root"] == 0 and any(seen["intermediates"]) and any(seen["leaves"])
+
+
+def only_leaves(expected, got):
+    seen = got.observations
+    return not any(seen["leaves"]) and any(seen["intermediates"])
+
+
+def stale_intermediates(expected, got):
+    """Leaves cleared each time, intermediates not: later calls grow."""
+    calls = got.observations["calls"]
+    return calls[0] == expected["calls"][0] and calls[1]["intermediates"] != calls[0]["intermediates"]
+
+
+def grew(expected, got):
+    return abs(got.observations["w"] - 4.224) < 1e-9
+
+
+def test_correct_loop(grade):
+    """The lesson's loop: forward, zero_grad, backward, step. w = 1.984, loss 0.001."""
+    grade("value:loop_correct", suspects={"zero-grad-self-only": grew})
+
+
+def test_loop_with_zero_grad_too_late(grade):
+    """forward, backward, zero_grad, step: the step sees 0, so w stays 0 and the loss 16."""
+    grade("value:loop_zero_grad_after_backward")
+
+
+def test_zero_grad_reaches_the_whole_graph(grade):
+    """After backward, zero_grad on the root clears the root, the intermediates and the leaves."""
+    grade("value:zero_grad_reach", a=0.3, b=-0.8,
+          suspects={"zero-grad-self-only": only_itself, "zero-grad-leaves-only": only_leaves})
+
+
+def test_zero_grad_and_backward_repeated(grade):
+    """zero_grad then backward, three times on one graph: the same gradients each time."""
+    grade("value:zero_grad_then_backward", a=0.3, b=-0.8,
+          suspects={"zero-grad-leaves-only": stale_intermediates})
+
+
+def test_zero_grad_of_an_intermediate(grade):
+    """zero_grad on an intermediate clears it and its inputs, and leaves the rest alone."""
+    grade("value:zero_grad_of_intermediate", a=0.3, b=-0.8)

@@ -1,0 +1,239 @@
+"""Run scenarios on one implementation in a separate, limited process.
+
+The trusted side of the worker: it copies the implementation's files into a fresh folder,
+starts `worker_child.py` there with resource limits and a scrubbed environment, sends one
+request at a time, and waits for the answer no longer than the request's time limit. A
+worker that hangs, crashes or exits is killed with everything it started, and the next
+request gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import scenarios
+from .config import Limits
+from .sandbox import confine
+
+ENGINE_FILES = ("value", "tensor", "dual")
+CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_text(encoding="utf-8")
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+
+
+@dataclass
+class Answer:
+    """What one request produced: observations, an exception's name, or why there is none."""
+
+    observations: object = None
+    raised: str | None = None
+    message: str = ""
+    where: str = ""
+    failure: str | None = None
+    seconds: float = 0.0
+    output: str = ""
+
+    @classmethod
+    def from_json(cls, line: bytes) -> Answer:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return cls(failure="the worker's answer was not valid JSON")
+        if not isinstance(data, dict) or not isinstance(data.get("seconds"), (int, float)):
+            return cls(failure="the worker's answer had the wrong form")
+        if "unplain" in data:
+            return cls(failure=f"the scenario's observations were not plain data: {data['unplain']}")
+        texts = {key: data.get(key, "") for key in ("message", "where")}
+        if "raised" in data and not all(isinstance(t, str) for t in (data["raised"], *texts.values())):
+            return cls(failure="the worker's answer had the wrong form")
+        return cls(observations=data.get("observations"), raised=data.get("raised"),
+                   seconds=float(data["seconds"]), **texts)
+
+
+def scenario_function(scenario_id: str):
+    """The function behind an id such as `value:product`."""
+    module_name, function_name = scenario_id.split(":")
+    return getattr(scenarios.module(module_name), function_name)
+
+
+def engine_of(scenario_id: str) -> str:
+    """The submission file a scenario needs: the name of its first parameter."""
+    return next(iter(inspect.signature(scenario_function(scenario_id)).parameters))
+
+
+class OutputTap(threading.Thread):
+    """Drains a worker's stdout and stderr, keeping the first `limit` bytes."""
+
+    def __init__(self, stream, limit: int) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.limit = stream, limit
+        self.kept, self.total = bytearray(), 0
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        while chunk := self.stream.read1(65536):
+            with self.lock:
+                self.total += len(chunk)
+                room = self.limit - len(self.kept)
+                if room > 0:
+                    self.kept += chunk[:room]
+
+    def take(self) -> str:
+        """The output since the last call, with a count of what was dropped."""
+        with self.lock:
+            text = self.kept.decode("utf-8", "replace")
+            dropped = self.total - len(self.kept)
+            self.kept, self.total = bytearray(), 0
+            self.limit = 0 if dropped else self.limit - len(text)
+        return text + (f"\n[... {dropped} more bytes of output not kept]" if dropped > 0 else "")
+
+
+class Worker:
+    """One implementation (a submission or the reference) behind a process boundary."""
+
+    def __init__(self, folder: Path, limits: Limits) -> None:
+        self.folder, self.limits = Path(folder), limits
+        self.files = {name: self.folder / f"{name}.py" for name in ENGINE_FILES
+                      if (self.folder / f"{name}.py").is_file()}
+        self.broken: dict[str, Answer] = {}
+        self.process: subprocess.Popen | None = None
+        self.loaded: set[str] = set()
+
+    # -- the process ---------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self.home = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
+        for name, path in self.files.items():
+            shutil.copyfile(path, self.home / f"{name}.py")
+        request_read, self.requests = os.pipe()
+        self.answers, answer_write = os.pipe()
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(self.home),
+               "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # older OpenBLAS needs them here
+            if name in os.environ:
+                env[name] = os.environ[name]
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", CHILD_SOURCE, str(request_read), str(answer_write)],
+            cwd=self.home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, pass_fds=(request_read, answer_write),
+            start_new_session=True, preexec_fn=confine(self.limits, self.home))
+        os.close(request_read)
+        os.close(answer_write)
+        self.tap = OutputTap(self.process.stdout, self.limits.output_kb * 1024)
+        self.tap.start()
+        self.buffer = b""
+        self.loaded = set()
+        boot = {"scenarios": scenarios.sources()}
+        self._send(boot)
+
+    def _send(self, message: dict) -> None:
+        data = (json.dumps(message) + "\n").encode()
+        try:
+            while data:
+                data = data[os.write(self.requests, data):]
+        except OSError:
+            pass  # the worker is gone; the wait for its answer says why
+
+    def _receive(self, timeout: float) -> Answer:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.answers], [], [], left)[0]:
+                self.stop()
+                return Answer(failure=f"timed out after {timeout:.1f} s", seconds=timeout)
+            chunk = os.read(self.answers, 1 << 20)
+            if not chunk:
+                return Answer(failure=self._death())
+            self.buffer += chunk
+            if len(self.buffer) > MAX_ANSWER_BYTES:
+                self.stop()
+                return Answer(failure="the worker's answer was larger than 32 MB")
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return Answer.from_json(line)
+
+    def _death(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.stop()
+        if code is None:
+            return "the worker closed its answer channel and did not exit"
+        if code >= 0:
+            return f"the worker exited with status {code} before answering"
+        name = signal.Signals(-code).name
+        reasons = {"SIGXCPU": f"the CPU time limit of {self.limits.cpu_seconds} s was exceeded",
+                   "SIGSEGV": "the worker crashed (segmentation fault; a recursion too deep?)",
+                   "SIGKILL": "the worker was killed (SIGKILL)"}
+        return reasons.get(name, f"the worker was stopped by {name}")
+
+    def stop(self) -> None:
+        """Kill the worker and everything it started; the next request starts a new one."""
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self.tap.join(timeout=5)
+        for fd in (self.requests, self.answers):
+            os.close(fd)
+        shutil.rmtree(self.home, ignore_errors=True)
+        self.process = None
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _call(self, request: dict, timeout: float) -> Answer:
+        if self.process is None:
+            self._start()
+        self._send(request)
+        answer = self._receive(timeout)
+        answer.output = self.tap.take()
+        return answer
+
+    def load(self, name: str) -> Answer | None:
+        """Import the implementation's `name`.py; None when it loaded, else why it did not."""
+        if name in self.broken:
+            return self.broken[name]
+        if name not in self.files:
+            self.broken[name] = Answer(failure=f"{name}.py is missing from the submission")
+            return self.broken[name]
+        if name in self.loaded and self.process is not None:
+            return None
+        answer = self._call({"load": name}, self.limits.import_seconds)
+        if answer.failure or answer.raised:
+            self.broken[name] = answer
+            return answer
+        self.loaded.add(name)
+        return None
+
+    def run(self, scenario_id: str, kwargs: dict, timeout: float) -> Answer:
+        """Run one scenario; the answer always comes back, whatever the implementation does."""
+        engine = engine_of(scenario_id)
+        problem = self.load(engine)
+        if problem is not None:
+            return Answer(failure=describe_load_problem(engine, problem))
+        return self._call({"scenario": scenario_id, "kwargs": kwargs}, timeout)
+
+    def close(self) -> None:
+        self.stop()
+
+
+def describe_load_problem(engine: str, answer: Answer) -> str:
+    if answer.raised:
+        where = f" ({answer.where})" if answer.where else ""
+        return f"importing {engine}.py raised {answer.raised}: {answer.message}{where}"
+    return (answer.failure if "missing" in (answer.failure or "")
+            else f"importing {engine}.py failed: {answer.failure}")

@@ -1,0 +1,130 @@
+"""The program inside a worker process: load a submission, run scenarios, answer in JSON.
+
+It is started as `python -I -c <this source>` in a folder that holds only the submission's
+files, so it imports nothing from the kit. Its first message brings the scenario modules'
+sources; every later message asks for one module to be imported or one scenario to be run.
+Every answer is plain JSON made here, so no object the submission made leaves this process.
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+import types
+
+MAX_DEPTH = 20
+MAX_ITEMS = 100_000
+
+
+class Unplain(Exception):
+    """An observation that is not plain data."""
+
+
+def plain(x, depth=0):
+    """Copy an observation into plain JSON types, using only the base types' own methods."""
+    kind = type(x)
+    if depth > MAX_DEPTH:
+        raise Unplain("nested too deeply")
+    if x is None or kind is bool:
+        return x
+    if issubclass(kind, bool):
+        return bool.__bool__(x)
+    if issubclass(kind, int):
+        return int.__index__(x)
+    if issubclass(kind, float):
+        return float.__float__(x)
+    if issubclass(kind, str):
+        return str.__str__(x)[:10_000]
+    if kind.__module__ == "numpy":
+        import numpy
+
+        if isinstance(x, numpy.ndarray):
+            if x.size > MAX_ITEMS:
+                raise Unplain(f"an array of {x.size} numbers")
+            if x.dtype.kind not in "biuf":
+                return {"object": f"ndarray of {x.dtype}"}
+            array = numpy.array(x, dtype=numpy.float64, subok=False)
+            return {"ndarray": array.ravel().tolist(), "shape": list(array.shape)}
+        if isinstance(x, (numpy.floating, numpy.integer, numpy.bool_)):
+            return float(x)
+    if kind in (list, tuple):
+        if len(x) > MAX_ITEMS:
+            raise Unplain(f"a list of {len(x)} items")
+        return [plain(item, depth + 1) for item in x]
+    if kind is dict:
+        return {str(key): plain(value, depth + 1) for key, value in x.items()}
+    return {"object": kind.__name__}
+
+
+def install_scenarios(sources):
+    """Make the scenario modules importable as the package `scenarios`."""
+    package = types.ModuleType("scenarios")
+    package.__path__ = []
+    sys.modules["scenarios"] = package
+    for name in sources:
+        module = types.ModuleType(f"scenarios.{name}")
+        module.__package__ = "scenarios"
+        sys.modules[module.__name__] = module
+        setattr(package, name, module)
+    for name, source in sources.items():
+        module = sys.modules[f"scenarios.{name}"]
+        exec(compile(source, f"<scenarios/{name}.py>", "exec"), module.__dict__)
+
+
+def where(error):
+    """The last line of the submission's own code that the error passed through."""
+    here = os.getcwd()
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if frame.filename.startswith(here):
+            return f"{os.path.basename(frame.filename)}, line {frame.lineno}: {frame.line}"
+    return ""
+
+
+def message(error):
+    try:
+        return str.__str__(str(error))[:2000]
+    except BaseException:  # noqa: BLE001 - a submission's exception may fail to print
+        return ""
+
+
+def handle(request, engines):
+    if "load" in request:
+        name = request["load"]
+        __import__(name)
+        engines[name] = sys.modules[name]
+        return None
+    module_name, function_name = request["scenario"].split(":")
+    function = getattr(sys.modules[f"scenarios.{module_name}"], function_name)
+    engine = engines[function.__code__.co_varnames[0]]
+    return plain(function(engine, **request.get("kwargs", {})))
+
+
+def serve(requests, answers):
+    boot = json.loads(requests.readline())
+    install_scenarios(boot["scenarios"])
+    sys.path.insert(0, os.getcwd())
+    engines = {}
+    for line in requests:
+        request = json.loads(line)
+        start = time.perf_counter()
+        try:
+            answer = {"observations": handle(request, engines)}
+        except Unplain as error:
+            answer = {"unplain": str(error)}
+        except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
+            answer = {"raised": type(error).__name__, "message": message(error),
+                      "where": where(error)}
+        answer["seconds"] = time.perf_counter() - start
+        answers.write(json.dumps(answer, allow_nan=True) + "\n")
+        answers.flush()
+
+
+def main():
+    request_fd, answer_fd = int(sys.argv[1]), int(sys.argv[2])
+    sys.setrecursionlimit(20_000)
+    sys.stdin = open(os.devnull)
+    serve(os.fdopen(request_fd, "r"), os.fdopen(answer_fd, "w"))
+
+
+main()
