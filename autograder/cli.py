@@ -1,0 +1,35 @@
+"""The `autograder` command for course staff: one subcommand per job."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> module that defines `add_arguments(parser)` and `run(args) -> int`
+COMMANDS = {
+    "bulk": "autograder.bulk",
+    "release": "autograder.release",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="autograder", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    modules = {}
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            continue
+        modules[name] = module
+        module.add_arguments(commands.add_parser(name, help=module.__doc__.splitlines()[0],
+                                                 description=module.__doc__))
+    args = parser.parse_args(argv)
+    return modules[args.command].run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
