@@ -19,14 +19,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import scenarios
 from .config import Limits
-from .sandbox import confine
+from .sandbox import confine, reap
 
 ENGINE_FILES = ("value", "tensor", "dual")
 CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_text(encoding="utf-8")
@@ -73,31 +72,20 @@ def engine_of(scenario_id: str) -> str:
     return next(iter(inspect.signature(scenario_function(scenario_id)).parameters))
 
 
-class OutputTap(threading.Thread):
-    """Drains a worker's stdout and stderr, keeping the first `limit` bytes."""
+class Output:
+    """What a worker printed during one request: the first `limit` bytes, and a count of the rest."""
 
-    def __init__(self, stream, limit: int) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.limit = stream, limit
-        self.kept, self.total = bytearray(), 0
-        self.lock = threading.Lock()
+    def __init__(self, limit: int) -> None:
+        self.limit, self.kept, self.dropped = limit, bytearray(), 0
 
-    def run(self) -> None:
-        while chunk := self.stream.read1(65536):
-            with self.lock:
-                self.total += len(chunk)
-                room = self.limit - len(self.kept)
-                if room > 0:
-                    self.kept += chunk[:room]
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.kept)
+        self.kept += chunk[:max(room, 0)]
+        self.dropped += max(len(chunk) - max(room, 0), 0)
 
-    def take(self) -> str:
-        """The output since the last call, with a count of what was dropped."""
-        with self.lock:
-            text = self.kept.decode("utf-8", "replace")
-            dropped = self.total - len(self.kept)
-            self.kept, self.total = bytearray(), 0
-            self.limit = 0 if dropped else self.limit - len(text)
-        return text + (f"\n[... {dropped} more bytes of output not kept]" if dropped > 0 else "")
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", "replace")
+        return text + (f"\n[... {self.dropped} more bytes of output not kept]" if self.dropped else "")
 
 
 class Worker:
@@ -110,6 +98,7 @@ class Worker:
         self.broken: dict[str, Answer] = {}
         self.process: subprocess.Popen | None = None
         self.loaded: set[str] = set()
+        self.import_output = ""
 
     # -- the process ---------------------------------------------------------------------------
 
@@ -126,14 +115,13 @@ class Worker:
             if name in os.environ:
                 env[name] = os.environ[name]
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", CHILD_SOURCE, str(request_read), str(answer_write)],
+            [sys.executable, "-I", "-B", "-u", "-c", CHILD_SOURCE, str(request_read), str(answer_write)],
             cwd=self.home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, pass_fds=(request_read, answer_write),
             start_new_session=True, preexec_fn=confine(self.limits, self.home))
         os.close(request_read)
         os.close(answer_write)
-        self.tap = OutputTap(self.process.stdout, self.limits.output_kb * 1024)
-        self.tap.start()
+        self.printed = self.process.stdout.fileno()
         self.buffer = b""
         self.loaded = set()
         boot = {"scenarios": scenarios.sources()}
@@ -147,20 +135,27 @@ class Worker:
         except OSError:
             pass  # the worker is gone; the wait for its answer says why
 
-    def _receive(self, timeout: float) -> Answer:
+    def _receive(self, timeout: float, output: Output) -> Answer:
+        """Wait for one answer, collecting what the worker prints meanwhile."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.answers], [], [], left)[0]:
+            ready = select.select([self.answers, self.printed], [], [], max(left, 0))[0]
+            if self.printed in ready:
+                output.add(os.read(self.printed, 1 << 20))
+            if self.answers in ready:
+                chunk = os.read(self.answers, 1 << 20)
+                if not chunk:
+                    return Answer(failure=self._death())
+                self.buffer += chunk
+                if len(self.buffer) > MAX_ANSWER_BYTES:
+                    self.stop()
+                    return Answer(failure="the worker's answer was larger than 32 MB")
+            elif not ready and left <= 0:
                 self.stop()
                 return Answer(failure=f"timed out after {timeout:.1f} s", seconds=timeout)
-            chunk = os.read(self.answers, 1 << 20)
-            if not chunk:
-                return Answer(failure=self._death())
-            self.buffer += chunk
-            if len(self.buffer) > MAX_ANSWER_BYTES:
-                self.stop()
-                return Answer(failure="the worker's answer was larger than 32 MB")
+        while select.select([self.printed], [], [], 0)[0] and (chunk := os.read(self.printed, 1 << 20)):
+            output.add(chunk)  # printed before the answer was written, so already in the pipe
         line, self.buffer = self.buffer.split(b"\n", 1)
         return Answer.from_json(line)
 
@@ -187,7 +182,8 @@ class Worker:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
-        self.tap.join(timeout=5)
+        reap(self.process.pid)
+        self.process.stdout.close()
         for fd in (self.requests, self.answers):
             os.close(fd)
         shutil.rmtree(self.home, ignore_errors=True)
@@ -199,8 +195,11 @@ class Worker:
         if self.process is None:
             self._start()
         self._send(request)
-        answer = self._receive(timeout)
-        answer.output = self.tap.take()
+        output = Output(self.limits.output_kb * 1024)
+        output.add(self.import_output.encode())
+        self.import_output = ""
+        answer = self._receive(timeout, output)
+        answer.output = output.text()
         return answer
 
     def load(self, name: str) -> Answer | None:
@@ -217,6 +216,7 @@ class Worker:
             self.broken[name] = answer
             return answer
         self.loaded.add(name)
+        self.import_output += answer.output
         return None
 
     def run(self, scenario_id: str, kwargs: dict, timeout: float) -> Answer:
