@@ -65,7 +65,8 @@ def show(x: object) -> str:
     if isinstance(x, dict) and set(x) == {"object"}:
         return f"an object of type {x['object']}"
     if type(x) is float:
-        return f"{x:.10g}"
+        text = f"{x:.10g}"
+        return text if any(c in text for c in ".ein") else text + ".0"
     if isinstance(x, list):
         return "[" + ", ".join(show(v) for v in x[:8]) + (", ..." if len(x) > 8 else "") + "]"
     return repr(x)
