@@ -79,4 +79,10 @@ CATALOGUE: dict[str, Misconception] = {
         "a plain number becomes a Dual with derivative 1",
         "A constant does not change when x does: its derivative is 0. Only the input being "
         "differentiated is seeded with 1, and Dual(val) defaults to der = 0."),
+    "dual-number-not-wrapped": Misconception(
+        "a plain number is used as if it were a Dual",
+        "`x + 1`, `1 + x`, `x * 2` and `2 * x` mix a Dual with a plain number. Wrap the number "
+        "as Dual(number), a constant with der 0.0, before reading `.val` and `.der`; the "
+        "reflected forms `__radd__` and `__rmul__` are what Python calls when the number is on "
+        "the left."),
 }

@@ -1,0 +1,176 @@
+"""Scenarios for forward mode, `dual.py`: the class `Dual(val, der=0.0)`.
+
+A function is a small tree of nested lists, so that it can be drawn at random from a seed,
+printed as Python for the student, and rebuilt by the grader: `["x"]` is the input,
+`["const", c]` a plain number, `["add", a, b]` and `["mul", a, b]` the operators, `["sin", a]`
+and `["exp", a]` the methods. A constant only ever stands beside an operand that depends
+on x, so every subtree but a bare constant evaluates to a Dual.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from .common import uniform
+
+X = ["x"]
+LESSON = ["add", ["mul", ["sin", X], ["exp", X]], ["mul", X, X]]
+CONSTANTS = [2, 3, -1, 0.5, -1.5, 2.5]
+LARGEST = 1e4  # a random function is redrawn if its value at x is larger than this
+
+
+def evaluate(tree: list, x: object) -> object:
+    """The function at x, through the operators and methods of whatever x is."""
+    kind = tree[0]
+    if kind == "x":
+        return x
+    if kind == "const":
+        return tree[1]
+    if kind == "add":
+        return evaluate(tree[1], x) + evaluate(tree[2], x)
+    if kind == "mul":
+        return evaluate(tree[1], x) * evaluate(tree[2], x)
+    inner = evaluate(tree[1], x)
+    return inner.sin() if kind == "sin" else inner.exp()
+
+
+def value_at(tree: list, x: float) -> float:
+    """The function at a plain number x: math's sin and exp, no derivative."""
+    kind = tree[0]
+    if kind == "x":
+        return x
+    if kind == "const":
+        return tree[1]
+    if kind in ("add", "mul"):
+        a, b = value_at(tree[1], x), value_at(tree[2], x)
+        return a + b if kind == "add" else a * b
+    return (math.sin if kind == "sin" else math.exp)(value_at(tree[1], x))
+
+
+def render(tree: list) -> str:
+    """The function as Python source in x."""
+    kind = tree[0]
+    if kind == "x":
+        return "x"
+    if kind == "const":
+        return repr(tree[1])
+    if kind in ("add", "mul"):
+        sign = " + " if kind == "add" else " * "
+        return sign.join(f"({render(t)})" if t[0] in ("add", "mul") else render(t) for t in tree[1:])
+    inner = render(tree[1])
+    return f"({inner}).{kind}()" if tree[1][0] in ("add", "mul") else f"{inner}.{kind}()"
+
+
+def random_tree(rng: random.Random, depth: int) -> list:
+    """A function of x at most `depth` operations deep, with constants on either side."""
+    kind = rng.choice(["x", "add", "mul", "mul", "sin", "exp"]) if depth else "x"
+    if kind == "x":
+        return X
+    if kind in ("sin", "exp"):
+        return [kind, random_tree(rng, depth - 1)]
+    operands = [random_tree(rng, depth - 1)]
+    operands.append(["const", rng.choice(CONSTANTS)] if rng.random() < 0.5 else random_tree(rng, depth - 1))
+    rng.shuffle(operands)
+    return [kind, *operands]
+
+
+def random_functions_at(seed: int, count: int) -> list[tuple[list, float]]:
+    """`count` seeded functions with a point each, none of them larger than LARGEST there."""
+    rng = random.Random(seed)
+    drawn = []
+    while len(drawn) < count:
+        tree = random_tree(rng, 3)
+        x = round(rng.uniform(-1.5, 1.5), 6)
+        if tree != X and abs(value_at(tree, x)) <= LARGEST:
+            drawn.append((tree, x))
+    return drawn
+
+
+def _observed(d: object) -> dict:
+    return {"val": d.val, "der": d.der}
+
+
+# -- scenarios -----------------------------------------------------------------------------------
+
+def lesson(dual) -> dict:
+    """
+    from dual import Dual
+    x = Dual(1.0, 1.0)                   # seed: dx/dx = 1
+    f = x.sin() * x.exp() + x * x
+    print(f.val, f.der)                  # f'(1) = 5.7560492271
+    """
+    return _observed(evaluate(LESSON, dual.Dual(1.0, 1.0)))
+
+
+def lesson_plus_constant(dual, c: float) -> dict:
+    """
+    from dual import Dual
+    x = Dual(1.0, 1.0)
+    f = x.sin() * x.exp() + x * x + {c}   # a constant changes f, not f'
+    print(f.val, f.der)                  # f'(1) = 5.7560492271 still
+    """
+    return _observed(evaluate(["add", LESSON, ["const", c]], dual.Dual(1.0, 1.0)))
+
+
+def constant(dual, c: float) -> dict:
+    """
+    from dual import Dual
+    k = Dual({c})                        # no der given: a constant
+    print(k.val, k.der)                  # der is 0.0
+    """
+    return _observed(dual.Dual(c))
+
+
+def with_numbers(dual, x: float, der: float, k: float) -> dict:
+    """
+    from dual import Dual
+    x = Dual({x}, {der})
+    for f in (x + {k}, {k} + x, x * {k}, {k} * x):    # a plain number on either side
+        print(f.val, f.der)
+    """
+    d = dual.Dual(x, der)
+    return {"sums": [_observed(d + k), _observed(k + d)], "products": [_observed(d * k), _observed(k * d)]}
+
+
+def products(dual, seed: int, count: int) -> list[dict]:
+    """
+    from dual import Dual
+    a, b = Dual({a}, {da}), Dual({b}, {db})
+    p = a * b
+    print(p.val, p.der)                  # a'b + ab'
+    """
+    numbers = uniform(seed, 4 * count, -2.0, 2.0)
+    cases = []
+    for a, da, b, db in zip(*[iter(numbers)] * 4):
+        p = dual.Dual(a, da) * dual.Dual(b, db)
+        cases.append({"inputs": {"a": a, "da": da, "b": b, "db": db}, **_observed(p)})
+    return cases
+
+
+def sin_and_exp(dual, seed: int, count: int, der: float) -> list[dict]:
+    """
+    from dual import Dual
+    x = Dual({x}, {der})
+    s, e = x.sin(), x.exp()
+    print(s.val, s.der, e.val, e.der)    # s.der = cos(x) * {der}
+    """
+    cases = []
+    for x in uniform(seed, count, -3.0, 3.0):
+        d = dual.Dual(x, der)
+        s, e = d.sin(), d.exp()
+        cases.append({"inputs": {"x": x, "der": der}, "sin_val": s.val, "sin_der": s.der,
+                      "exp_val": e.val, "exp_der": e.der})
+    return cases
+
+
+def random_functions(dual, seed: int, count: int, der: float) -> list[dict]:
+    """
+    from dual import Dual
+    x = Dual({x}, {der})                 # a tangent of {der}, so f.der = {der} * f'(x)
+    f = eval({f})
+    print(f.val, f.der)
+    """
+    return [{"inputs": {"f": render(tree), "x": x, "der": der},
+             **_observed(evaluate(tree, dual.Dual(x, der)))}
+            for tree, x in random_functions_at(seed, count)]

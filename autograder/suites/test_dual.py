@@ -1,0 +1,99 @@
+"""dual: forward-mode differentiation with Dual(val, der=0.0).
+
+The functions of the random tests are rebuilt here from their seed, and followed through
+with one rule changed at a time (the model below), so that a wrong answer that matches a
+known wrong rule everywhere is named.
+"""
+
+import math
+
+import pytest
+
+from autograder.judge import Tolerance, raised, ratio
+from autograder.scenarios.dual import LESSON, random_functions_at
+
+pytestmark = pytest.mark.part("dual")
+
+NOT_WRAPPED = {"dual-number-not-wrapped": raised("TypeError", "AttributeError")}
+SAME = Tolerance(rel=1e-9, abs=1e-12)
+
+
+def follow(tree: list, x: float, der: float, *, mistake: str = "") -> tuple[float, float]:
+    """(f(x), der * f'(x)) by the forward rules, with one rule changed as `mistake` says."""
+    kind = tree[0]
+    if kind == "x":
+        return x, der
+    if kind == "const":
+        return tree[1], 1.0 if mistake == "dual-constant-derivative" else 0.0
+    a, da = follow(tree[1], x, der, mistake=mistake)
+    if kind in ("add", "mul"):
+        b, db = follow(tree[2], x, der, mistake=mistake)
+        if kind == "add":
+            return a + b, da + db
+        return a * b, da * db if mistake == "dual-product-rule" else da * b + a * db
+    if kind == "sin":
+        return math.sin(a), (-1.0 if mistake == "dual-sin-sign" else 1.0) * math.cos(a) * da
+    return math.exp(a), math.exp(a) * da
+
+
+def follows(mistake: str, functions: list[tuple[list, float]], der: float):
+    """The submission's answer for every function is the one the changed rule gives."""
+    def test(expected, got):
+        cases = got.observations if isinstance(got.observations, list) else [got.observations]
+        return len(cases) == len(functions) and all(
+            all(SAME.close(case[key], value) for key, value in zip(("val", "der"),
+                                                                   follow(tree, x, der, mistake=mistake)))
+            for case, (tree, x) in zip(cases, functions))
+    return test
+
+
+def mistakes(functions: list[tuple[list, float]], der: float) -> dict:
+    rules = ("dual-product-rule", "dual-sin-sign", "dual-constant-derivative")
+    return {**NOT_WRAPPED, **{rule: follows(rule, functions, der) for rule in rules}}
+
+
+def test_the_lessons_example(grade):
+    """The lesson's d/dx [sin(x) e^x + x^2] at x = 1: 5.7560492271."""
+    grade("dual:lesson", suspects=mistakes([(LESSON, 1.0)], 1.0))
+
+
+def test_the_lessons_example_plus_a_constant(grade):
+    """The lesson's function plus 3: the same derivative, 5.7560492271."""
+    grade("dual:lesson_plus_constant", c=3, suspects=mistakes([(["add", LESSON, ["const", 3]], 1.0)], 1.0))
+
+
+@pytest.mark.parametrize("c", [2.5, -4])
+def test_a_constant(grade, c):
+    """Dual(c) with no derivative given is a constant: der 0.0."""
+    grade("dual:constant", c=c,
+          suspects={"dual-constant-derivative": lambda e, g: g.observations["der"] == 1})
+
+
+@pytest.mark.parametrize("k", [2, -1.5])
+def test_plain_numbers_on_either_side(grade, k):
+    """x + k, k + x, x * k and k * x with a plain number k and a tangent of 2.5."""
+    grade("dual:with_numbers", x=0.7, der=2.5, k=k, suspects={
+        **NOT_WRAPPED,
+        "dual-constant-derivative": lambda e, g: all(
+            SAME.close(case["der"], 2.5 + 1) for case in g.observations["sums"]),
+        "dual-product-rule": lambda e, g: all(case["der"] == 0 for case in g.observations["products"])})
+
+
+def test_products_with_two_tangents(grade):
+    """Dual(a, a') * Dual(b, b') at seeded random values: the derivative a'b + ab'."""
+    grade("dual:products", seed=11, count=12, suspects={
+        "dual-product-rule": lambda e, g: all(
+            SAME.close(case["der"], case_e["inputs"]["da"] * case_e["inputs"]["db"])
+            for case, case_e in zip(g.observations, e))})
+
+
+def test_sin_and_exp(grade):
+    """x.sin() and x.exp() at seeded random points with a tangent of 2.5."""
+    grade("dual:sin_and_exp", seed=12, count=12, der=2.5, suspects={"dual-sin-sign": ratio("sin_der", -1)})
+
+
+@pytest.mark.parametrize(("seed", "der"), [(21, 1.0), (22, 2.5), (23, -0.75)])
+def test_random_functions(grade, seed, der):
+    """Seeded random functions of + * sin exp with int and float constants on either side."""
+    grade("dual:random_functions", seed=seed, count=25, der=der,
+          suspects=mistakes(random_functions_at(seed, 25), der))
