@@ -1,0 +1,430 @@
+"""Build what leaves the kit: the student handout, a Gradescope bundle, nbgrader notebooks.
+
+  autograder release student -o DIR             assignments/, the visible suites, the grader,
+                                                answers sealed for the visible scenarios only
+  autograder release gradescope -o autograder.zip   every suite, every answer sealed,
+                                                setup.sh and run_autograder for Gradescope
+  autograder release nbgrader -o DIR            value.ipynb, tensor.ipynb, dual.ipynb for an
+                                                nbgrader course's source/<assignment>/
+
+Nothing from solutions/ leaves as source: the reference's answers are recorded by running the
+suites that ship against solutions/ with `--seal-reference`. Loaded by pytest as a plugin
+(`-p autograder.release --list-parts PATH`) it writes which part every collected test grades.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from .config import KIT_ROOT, Grading, parse
+
+PLATFORM_FILES = Path(__file__).parent / "platform_files"
+SUITES = Path("autograder") / "suites"
+SEALED = Path("autograder") / "reference.json"
+# Never copied out of the package: build caches, the templates, and any sealed file left behind.
+NOT_SHIPPED = {"__pycache__", "platform_files", "reference.json", ".pytest_cache"}
+STUDENT_REQUIREMENTS = "numpy>=1.24\npytest>=7.4\n"
+# What Gradescope's image needs, pinned to the versions that sealed the answers.
+GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "scikit-learn")
+PYTEST_INI = """\
+[pytest]
+# `pytest` alone grades assignments/; test order is fixed so every run reads the same.
+testpaths = autograder
+addopts = -p no:randomly
+"""
+STUDENT_GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n"
+
+
+class ReleaseError(Exception):
+    """A release cannot be built as asked; the message names the file and the fix."""
+
+
+# -- which part every test grades (a pytest plugin, run in a subprocess on the kit) ------------
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--list-parts", type=Path, default=None,
+                     help="write every collected test's file, name and part to this JSON file")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    path = session.config.getoption("--list-parts")
+    if path is None:
+        return
+    items = []
+    for item in session.items:
+        marker = item.get_closest_marker("part")
+        items.append({"file": str(item.path), "name": getattr(item, "originalname", item.name),
+                      "cls": item.cls.__name__ if getattr(item, "cls", None) else None,
+                      "part": marker.args[0] if marker else None})
+    path.write_text(json.dumps(items), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Test:
+    file: Path  # relative to the kit
+    name: str  # the top-level definition that holds it: a function or a class
+    part: str
+
+
+def collect(kit: Path) -> list[Test]:
+    """Every test of the kit's suites with the part it grades, as pytest itself collects them."""
+    with tempfile.TemporaryDirectory() as scratch:
+        listing = Path(scratch) / "parts.json"
+        done = run_pytest(kit, ["--collect-only", "-p", "autograder.release",
+                                "--list-parts", str(listing), str(kit / "autograder")])
+        if done.returncode != 0 or not listing.is_file():
+            raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; "
+                               f"fix what pytest reports:\n{tail(done.stdout)}")
+        records = json.loads(listing.read_text(encoding="utf-8"))
+    return [Test(Path(r["file"]).relative_to(kit), r["cls"] or r["name"], r["part"]) for r in records]
+
+
+def run_pytest(cwd: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """pytest in a fresh process whose `autograder` package is the one in `cwd`."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# -- the suites a release may hold -------------------------------------------------------------
+
+def prune(source: str, hidden: set[str], where: Path) -> str:
+    """The suite's source without the top-level tests named in `hidden`, nor the helpers
+    (functions and constants) that only those tests used."""
+    tree = ast.parse(source, filename=str(where))
+    dropped = [node for node in tree.body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in hidden]
+    while True:
+        kept = [node for node in tree.body if node not in dropped]
+        used = {node.id for part in kept for node in ast.walk(part) if isinstance(node, ast.Name)}
+        orphans = [node for node in kept if helper_names(node) and not helper_names(node) & used]
+        if not orphans:
+            break
+        dropped += orphans
+    lines = source.splitlines(keepends=True)
+    for node in sorted(dropped, key=lambda n: n.lineno, reverse=True):
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        del lines[start - 1:node.end_lineno]
+    return re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).rstrip("\n") + "\n"
+
+
+def helper_names(node: ast.stmt) -> set[str]:
+    """The names a plain helper defines; empty for tests, fixtures and what pytest reads."""
+    if isinstance(node, ast.FunctionDef) and not node.decorator_list and not node.name.startswith("test"):
+        return {node.name}
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        names = {t.id for t in node.targets}
+        return set() if "pytestmark" in names else names
+    return set()
+
+
+def plan_suites(tests: list[Test], shipped: set[str]) -> dict[Path, set[str] | None]:
+    """For each suite file holding a test: None to ship it whole, else the definitions to cut
+    out. Files whose every test grades a part not in `shipped` are left out entirely."""
+    by_file: dict[Path, dict[str, set[str]]] = {}
+    for test in tests:
+        by_file.setdefault(test.file, {}).setdefault(test.name, set()).add(test.part)
+    plan: dict[Path, set[str] | None] = {}
+    for file, definitions in by_file.items():
+        hidden = set()
+        for name, parts in definitions.items():
+            if parts <= shipped:
+                continue
+            if parts & shipped:
+                raise ReleaseError(f"{file}: {name} holds tests of parts {sorted(parts)}, some shipped "
+                                   "and some not; give each part its own test function")
+            hidden.add(name)
+        if hidden != set(definitions):
+            plan[file] = hidden or None
+    return plan
+
+
+def copy_package(kit: Path, out: Path, tests: list[Test], shipped: set[str]) -> None:
+    """The autograder package with only the tests of the shipped parts."""
+    plan = plan_suites(tests, shipped)
+    suite_files = {test.file for test in tests}
+    source = kit / "autograder"
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(kit)
+        if path.is_dir() or NOT_SHIPPED & set(relative.parts) or path.suffix == ".pyc":
+            continue
+        if relative in suite_files and relative not in plan:
+            continue
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        cut = plan.get(relative)
+        if cut:
+            target.write_text(prune(path.read_text(encoding="utf-8"), cut, relative), encoding="utf-8")
+        else:
+            shutil.copyfile(path, target)
+
+
+def only_parts(text: str, keep: set[str]) -> str:
+    """grading.toml's text without the [parts."<id>"] tables of the parts not in `keep`."""
+    blocks = re.split(r"(?m)^(?=\[)", text)
+    header = re.compile(r'\[parts\.(?:"([^"]+)"|([A-Za-z0-9_-]+))\]')
+    kept = []
+    for block in blocks:
+        found = header.match(block)
+        if found and (found.group(1) or found.group(2)) not in keep:
+            continue
+        kept.append(block)
+    return "".join(kept)
+
+
+def seal(release: Path, solutions: Path) -> None:
+    """Record the reference's answers for exactly the suites in `release`, and check on the way
+    that the reference earns every point of them."""
+    done = run_pytest(release, ["autograder", "--submission", str(solutions), "--reference", str(solutions),
+                                "--seal-reference", str(release / SEALED)])
+    if done.returncode != 0 or not (release / SEALED).is_file():
+        raise ReleaseError(f"the reference in {solutions} does not pass the suites it would seal; "
+                           f"fix solutions/ or the suites first:\n{tail(done.stdout)}")
+
+
+def prepare(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ReleaseError(f"{out} already exists and is not an empty folder; choose a new path "
+                           "or remove it first")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+# -- the student handout -------------------------------------------------------------------------
+
+def build_student(kit: Path, out: Path) -> None:
+    """assignments/, the visible suites and the grader, with answers sealed for them only."""
+    grading = parse(kit / "grading.toml")
+    visible = {part.id for part in grading.parts.values() if part.visibility == "visible"}
+    tests = collect(kit)
+    prepare(out)
+    shutil.copytree(kit / "assignments", out / "assignments",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    copy_package(kit, out, tests, visible)
+    (out / "grading.toml").write_text(only_parts((kit / "grading.toml").read_text(encoding="utf-8"),
+                                                 visible), encoding="utf-8")
+    kept = parse(out / "grading.toml")
+    if set(kept.parts) != visible:
+        raise ReleaseError(f"{kit / 'grading.toml'}: could not cut the hidden parts out cleanly; "
+                           "write every part as its own [parts.\"<id>\"] table")
+    (out / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
+    (out / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
+    (out / ".gitignore").write_text(STUDENT_GITIGNORE, encoding="utf-8")
+    (out / "README.md").write_text(student_readme(kit, grading, kept), encoding="utf-8")
+    workflow = out / ".github" / "workflows" / "classroom.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible]),
+                        encoding="utf-8")
+    seal(out, kit / "solutions")
+
+
+def stubs_of(path: Path) -> dict[str, list[str]]:
+    """The stubs of one assignment file: part id -> the functions marked `# TODO(<part>)`."""
+    source = path.read_text(encoding="utf-8")
+    owners: dict[int, str] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if isinstance(child, ast.FunctionDef):
+                    owners.update(dict.fromkeys(range(child.lineno, child.end_lineno + 1), name))
+                visit(child, f"{name}.")
+
+    visit(ast.parse(source), "")
+    stubs: dict[str, list[str]] = {}
+    for number, line in enumerate(source.splitlines(), start=1):
+        if found := re.match(r"\s*# TODO\(([^)]+)\)", line):
+            stubs.setdefault(found.group(1), []).append(owners.get(number, path.stem))
+    return stubs
+
+
+def student_readme(kit: Path, grading: Grading, kept: Grading) -> str:
+    files = sorted((kit / "assignments").glob("*.py"))
+    stubs = {part: (path.name, names) for path in files for part, names in stubs_of(path).items()}
+    rows = []
+    for part in kept.parts.values():
+        file, names = stubs.get(part.id, ("", []))
+        engine = part.id.split(".")[0]
+        where = (f"`{file}`: " + ", ".join(f"`{n}`" for n in names) if names
+                 else f"all of `{engine}.py`, through its public API")
+        bonus = " (bonus)" if part.bonus else ""
+        rows.append(f"| `{part.id}` | {part.title} | {where} | {part.points:g}{bonus} |")
+    total = sum(p.points for p in kept.parts.values() if not p.bonus)
+    later = [p for p in grading.parts.values() if p.id not in kept.parts]
+    later_note = (f"\nBesides these, {sum(p.points for p in later):g} points ("
+                  + ", ".join(f"`{p.id}`" for p in later)
+                  + ") are graded after the deadline by tests that are not in this handout.\n"
+                  ) if later else ""
+    names = ", ".join(f"`{path.name}`" for path in files)
+    return f"""# Build your own autograd engine
+
+You write the missing pieces of three small automatic-differentiation engines. Every file
+in `assignments/` is complete except its stubs: each one says `TODO(<part>)` and raises
+`NotImplementedError` until you replace it. Read the given operations first: they are
+worked examples of the rules your stubs follow.
+
+## Set up (once)
+
+    python -m pip install -r requirements.txt
+
+Python 3.11 or later, with numpy and pytest.
+
+## Check your work
+
+From this folder:
+
+    python -m pytest autograder
+
+It runs the tests on your files in `assignments/` and ends with a score table, one row
+per part. Every lost point comes with a message: what was tried (a snippet you can paste
+into Python to reproduce it), what came out, what was expected, and the idea it points to.
+To grade files kept somewhere else: `python -m pytest autograder --submission PATH`.
+
+Your code runs in a separate process with time and memory limits; printing is fine, but a
+print in a loop of thousands of steps slows you down.
+
+## Parts and points
+
+| part | what | where | points |
+| --- | --- | --- | --- |
+{chr(10).join(rows)}
+
+Total: {total:g} points, bonus not counted.
+{later_note}
+## What you hand in
+
+{names}, from `assignments/`. Keep the names of the files, classes and functions,
+and keep your code inside these files: the grader imports nothing else.
+"""
+
+
+# -- GitHub Classroom ------------------------------------------------------------------------------
+
+def step_id(part_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", part_id)
+
+
+def part_command(part_id: str, tests: list[Test]) -> str:
+    """The pytest command that runs exactly one part's tests: whole files where the file holds
+    only that part, else the definitions one by one."""
+    mine = [t for t in tests if t.part == part_id]
+    targets = []
+    for file in sorted({t.file for t in mine}):
+        if all(t.part == part_id for t in tests if t.file == file):
+            targets.append(file.as_posix())
+        else:
+            targets += sorted({f"{file.as_posix()}::{t.name}" for t in mine if t.file == file})
+    return "python -m pytest -q " + " ".join(targets)
+
+
+def classroom_workflow(kept: Grading, tests: list[Test]) -> str:
+    """GitHub Classroom's workflow: one command-grader step per part, then the reporter."""
+    steps, env, runners = [], [], []
+    for part in kept.parts.values():
+        if not any(t.part == part.id for t in tests):
+            continue
+        if float(part.points) != int(part.points):
+            raise ReleaseError(f'grading.toml: [parts."{part.id}"] points = {part.points}; GitHub '
+                               "Classroom counts whole points only, make it a whole number")
+        ident = step_id(part.id)
+        steps.append(f"""      - name: {json.dumps(part.id)}
+        id: {ident}
+        uses: education/autograding-command-grader@v1
+        with:
+          test-name: {json.dumps(part.title)}
+          command: {json.dumps(part_command(part.id, tests))}
+          timeout: 10
+          max-score: {int(part.points)}""")
+        env.append(f'          {ident.upper()}_RESULTS: "${{{{steps.{ident}.outputs.result}}}}"')
+        runners.append(ident)
+    template = string.Template((PLATFORM_FILES / "classroom.yml").read_text(encoding="utf-8"))
+    return template.substitute(steps="\n".join(steps), reporter_env="\n".join(env),
+                               runners=",".join(runners))
+
+
+# -- Gradescope ------------------------------------------------------------------------------------
+
+def gradescope_requirements() -> str:
+    pins = []
+    for name in GRADESCOPE_PACKAGES:
+        try:
+            pins.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            raise ReleaseError(f"{name} is not installed here; install the kit's staff extras "
+                               "(pip install -e '.[staff]') so the bundle can pin it") from None
+    return "# The versions that sealed the reference's answers.\n" + "\n".join(pins) + "\n"
+
+
+def build_gradescope(kit: Path, bundle: Path) -> None:
+    """autograder.zip: run_autograder and setup.sh at the top, the grader beside them."""
+    if bundle.suffix != ".zip":
+        raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
+    if bundle.exists():
+        raise ReleaseError(f"{bundle} already exists; remove it or choose another name")
+    grading = parse(kit / "grading.toml")
+    tests = collect(kit)
+    with tempfile.TemporaryDirectory() as scratch:
+        staging = Path(scratch) / "source"
+        staging.mkdir()
+        copy_package(kit, staging, tests, set(grading.parts))
+        shutil.copyfile(kit / "grading.toml", staging / "grading.toml")
+        (staging / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
+        (staging / "requirements.txt").write_text(gradescope_requirements(), encoding="utf-8")
+        for name in ("setup.sh", "run_autograder"):
+            shutil.copyfile(PLATFORM_FILES / name, staging / name)
+        seal(staging, kit / "solutions")
+        bundle.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(staging.rglob("*")):
+                if path.is_dir() or "__pycache__" in path.parts:
+                    continue
+                info = zipfile.ZipInfo(path.relative_to(staging).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                executable = path.name in ("setup.sh", "run_autograder")
+                info.external_attr = (0o755 if executable else 0o644) << 16
+                archive.writestr(info, path.read_bytes())
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("target", choices=("student", "gradescope", "nbgrader"),
+                        help="what to build")
+    parser.add_argument("-o", "--output", type=Path, required=True,
+                        help="a new folder (student, nbgrader) or a .zip file (gradescope)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.target == "student":
+            build_student(KIT_ROOT, args.output)
+        elif args.target == "gradescope":
+            build_gradescope(KIT_ROOT, args.output)
+        else:
+            from .notebooks import write_notebooks  # nbformat is a staff extra: load it only here
+
+            prepare(args.output)
+            write_notebooks(KIT_ROOT, args.output)
+    except ReleaseError as error:
+        print(f"autograder release: {error}", file=sys.stderr)
+        return 1
+    print(f"{args.target} release written to {args.output}")
+    return 0
