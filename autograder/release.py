@@ -74,13 +74,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @dataclass(frozen=True)
-class Test:
+class SuiteTest:
     file: Path  # relative to the kit
     name: str  # the top-level definition that holds it: a function or a class
     part: str
 
 
-def collect(kit: Path) -> list[Test]:
+def collect(kit: Path) -> list[SuiteTest]:
     """Every test of the kit's suites with the part it grades, as pytest itself collects them."""
     with tempfile.TemporaryDirectory() as scratch:
         listing = Path(scratch) / "parts.json"
@@ -90,7 +90,7 @@ def collect(kit: Path) -> list[Test]:
             raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; "
                                f"fix what pytest reports:\n{tail(done.stdout)}")
         records = json.loads(listing.read_text(encoding="utf-8"))
-    return [Test(Path(r["file"]).relative_to(kit), r["cls"] or r["name"], r["part"]) for r in records]
+    return [SuiteTest(Path(r["file"]).relative_to(kit), r["cls"] or r["name"], r["part"]) for r in records]
 
 
 def run_pytest(cwd: Path, args: list[str]) -> subprocess.CompletedProcess:
@@ -113,7 +113,8 @@ def prune(source: str, hidden: set[str], where: Path) -> str:
                if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in hidden]
     while True:
         kept = [node for node in tree.body if node not in dropped]
-        used = {node.id for part in kept for node in ast.walk(part) if isinstance(node, ast.Name)}
+        used = {node.id for part in kept for node in ast.walk(part)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
         orphans = [node for node in kept if helper_names(node) and not helper_names(node) & used]
         if not orphans:
             break
@@ -135,7 +136,7 @@ def helper_names(node: ast.stmt) -> set[str]:
     return set()
 
 
-def plan_suites(tests: list[Test], shipped: set[str]) -> dict[Path, set[str] | None]:
+def plan_suites(tests: list[SuiteTest], shipped: set[str]) -> dict[Path, set[str] | None]:
     """For each suite file holding a test: None to ship it whole, else the definitions to cut
     out. Files whose every test grades a part not in `shipped` are left out entirely."""
     by_file: dict[Path, dict[str, set[str]]] = {}
@@ -156,7 +157,7 @@ def plan_suites(tests: list[Test], shipped: set[str]) -> dict[Path, set[str] | N
     return plan
 
 
-def copy_package(kit: Path, out: Path, tests: list[Test], shipped: set[str]) -> None:
+def copy_package(kit: Path, out: Path, tests: list[SuiteTest], shipped: set[str]) -> None:
     """The autograder package with only the tests of the shipped parts."""
     plan = plan_suites(tests, shipped)
     suite_files = {test.file for test in tests}
@@ -321,7 +322,7 @@ def step_id(part_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9-]", "-", part_id)
 
 
-def part_command(part_id: str, tests: list[Test]) -> str:
+def part_command(part_id: str, tests: list[SuiteTest]) -> str:
     """The pytest command that runs exactly one part's tests: whole files where the file holds
     only that part, else the definitions one by one."""
     mine = [t for t in tests if t.part == part_id]
@@ -334,7 +335,7 @@ def part_command(part_id: str, tests: list[Test]) -> str:
     return "python -m pytest -q " + " ".join(targets)
 
 
-def classroom_workflow(kept: Grading, tests: list[Test]) -> str:
+def classroom_workflow(kept: Grading, tests: list[SuiteTest]) -> str:
     """GitHub Classroom's workflow: one command-grader step per part, then the reporter."""
     steps, env, runners = [], [], []
     for part in kept.parts.values():

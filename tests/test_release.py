@@ -1,0 +1,275 @@
+"""The student release: no solution, no hidden test, no hidden answer, and the same grades.
+
+The release is built once from this kit with `autograder release student`, then searched as
+a student would unpack it, and run with nothing but the standard library, numpy and pytest
+importable: on the stubs, on the reference copied in as the student's files, and on buggy
+submissions from the corpus, each scoring on every visible part what the full kit gives.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from corpus import BUGS, build
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from autograder.config import load
+from autograder.release import ReleaseError, SuiteTest, collect, only_parts, plan_suites, prune, stubs_of
+
+KIT = Path(__file__).resolve().parent.parent
+ENGINES = ("value", "tensor", "dual")
+GRADING = load(KIT / "grading.toml")
+VISIBLE = {part.id for part in GRADING.parts.values() if part.visibility == "visible"}
+
+# Imported first by every Python started with it: only the standard library and the packages
+# of ALLOWED (numpy, pytest and what they require) can be imported.
+ONLY_NUMPY_AND_PYTEST = '''
+import importlib.machinery
+import sys
+
+ALLOWED = set(%r)
+
+
+class NumpyAndPytestOnly:
+    """Refuse any installed package a student with only numpy and pytest would not have."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in ALLOWED or top in sys.stdlib_module_names or "." in name:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and "-packages" in (spec.origin or ""):
+            raise ImportError(f"{name} is installed but a student has only numpy and pytest")
+        return None
+
+
+sys.meta_path.insert(0, NumpyAndPytestOnly)
+'''
+
+
+def requirement_closure(*names: str) -> set[str]:
+    """These distributions and everything they require here, recursively."""
+    found, todo = set(), list(names)
+    while todo:
+        name = canonicalize_name(todo.pop())
+        if name in found:
+            continue
+        found.add(name)
+        for text in metadata.requires(name) or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return found
+
+
+def importable_names(distributions: set[str]) -> list[str]:
+    """The top-level modules that these installed distributions provide."""
+    return sorted(module for module, owners in metadata.packages_distributions().items()
+                  if any(canonicalize_name(owner) in distributions for owner in owners))
+
+
+def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("student") / "handout"
+    done = run([sys.executable, "-m", "autograder.cli", "release", "student", "-o", str(out)], KIT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def student_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """An environment in which Python sees only the standard library, numpy and pytest."""
+    folder = tmp_path_factory.mktemp("numpy-and-pytest")
+    allowed = importable_names(requirement_closure("numpy", "pytest"))
+    (folder / "sitecustomize.py").write_text(ONLY_NUMPY_AND_PYTEST % allowed, encoding="utf-8")
+    return {"PYTHONPATH": str(folder), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def release_texts(release: Path) -> dict[Path, str]:
+    return {path.relative_to(release): path.read_text(encoding="utf-8", errors="replace")
+            for path in release.rglob("*") if path.is_file()}
+
+
+def solution_lines(qualified: str, engine: str) -> set[str]:
+    """The lines of one function of solutions/ that appear nowhere in the given code."""
+    given = {line.strip() for name in ENGINES
+             for line in (KIT / "assignments" / f"{name}.py").read_text(encoding="utf-8").splitlines()}
+    source = (KIT / "solutions" / f"{engine}.py").read_text(encoding="utf-8")
+    name = qualified.rpartition(".")[2]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            lines = source.splitlines()[node.lineno - 1:node.end_lineno]
+            return {line.strip() for line in lines if len(line.strip()) > 12} - given
+    raise AssertionError(f"solutions/{engine}.py has no {qualified}")
+
+
+@pytest.mark.parametrize(("function", "engine"), [
+    ("Value.__mul__", "value"), ("Value.backward", "value"), ("Value.zero_grad", "value"),
+    ("unbroadcast", "tensor"), ("Dual.__mul__", "dual"), ("Dual.sin", "dual")])
+def test_no_line_of_the_reference_ships(release, function, engine):
+    secrets = solution_lines(function, engine)
+    assert secrets, f"{function} has no line of its own to look for"
+    for path, text in release_texts(release).items():
+        leaked = sorted(line for line in secrets if line in text)
+        assert not leaked, f"{path} holds the reference's {function}: {leaked}"
+    assert not (release / "solutions").exists()
+
+
+def test_only_the_visible_suites_ship(release):
+    kit_tests = collect(KIT)
+    shipped = collect(release)
+    assert {t.part for t in shipped} == {t.part for t in kit_tests} & VISIBLE
+    assert {(t.file, t.name) for t in shipped} == {(t.file, t.name) for t in kit_tests if t.part in VISIBLE}
+    hidden = [t for t in kit_tests if t.part not in VISIBLE]
+    assert hidden, "the kit has no hidden test, so this test proves nothing; add one or drop this test"
+    hidden_files = {t.file.name for t in hidden} - {t.file.name for t in kit_tests if t.part in VISIBLE}
+    texts = release_texts(release)
+    for path, text in texts.items():
+        assert path.name not in hidden_files
+        for test in hidden:
+            assert test.name not in text, f"{path} names the hidden test {test.name}"
+    assert not (release / "autograder" / "platform_files").exists()
+
+
+def seal_kit_tests(tests: list[SuiteTest], out: Path) -> set[str]:
+    """The scenario keys that running these tests of the kit against solutions/ seals."""
+    done = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                *sorted({f"{t.file.as_posix()}::{t.name}" for t in tests}),
+                "--submission", str(KIT / "solutions"), "--seal-reference", str(out)], KIT)
+    assert done.returncode == 0, done.stdout[-3000:]
+    return set(json.loads(out.read_text(encoding="utf-8")))
+
+
+def test_the_sealed_file_answers_the_visible_scenarios_only(release, tmp_path):
+    sealed = set(json.loads((release / "autograder" / "reference.json").read_text(encoding="utf-8")))
+    kit_tests = collect(KIT)
+    visible = seal_kit_tests([t for t in kit_tests if t.part in VISIBLE], tmp_path / "visible.json")
+    hidden = seal_kit_tests([t for t in kit_tests if t.part not in VISIBLE], tmp_path / "hidden.json")
+    assert sealed == visible
+    assert hidden - visible, "every hidden scenario is also a visible one, so nothing is hidden"
+    assert not sealed & (hidden - visible)
+
+
+def test_grading_toml_keeps_the_visible_parts(release):
+    kept = load(release / "grading.toml")
+    assert set(kept.parts) == VISIBLE
+    assert kept.tolerances == GRADING.tolerances and kept.limits == GRADING.limits
+    readme = (release / "README.md").read_text(encoding="utf-8")
+    for part in kept.parts.values():
+        assert f"| `{part.id}` | {part.title} |" in readme
+    assert "python -m pytest autograder" in readme
+
+
+def grade(folder: Path, results: Path, *options: str, env: dict | None = None) -> dict[str, float]:
+    done = run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                "--results-json", str(results), *options], folder, env)
+    assert done.returncode in (0, 1) and results.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
+    return {t["tags"][0]: t["score"] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]}
+
+
+def submissions(tmp_path: Path) -> dict[str, Path]:
+    """The stubs, the reference, and two corpus bugs that cost visible parts."""
+    chosen = {"stubs": KIT / "assignments", "reference": KIT / "solutions"}
+    for bug in [b for b in BUGS if b.loses & VISIBLE and not b.gap][:2]:
+        build(bug, KIT / "solutions", tmp_path / bug.name)
+        chosen[bug.name] = tmp_path / bug.name
+    return chosen
+
+
+def test_the_release_grades_as_the_kit_with_numpy_and_pytest_only(release, student_env, tmp_path):
+    for name, files in submissions(tmp_path).items():
+        handout = tmp_path / f"handout-{name}"
+        shutil.copytree(release, handout)
+        for engine in ENGINES:
+            shutil.copyfile(files / f"{engine}.py", handout / "assignments" / f"{engine}.py")
+        in_release = grade(handout, tmp_path / f"{name}-release.json", env=student_env)
+        in_kit = grade(KIT, tmp_path / f"{name}-kit.json", "--submission", str(files))
+        assert set(in_release) == VISIBLE
+        assert in_release == {part: in_kit[part] for part in VISIBLE}, name
+        if name == "reference":
+            assert in_release == {part: GRADING.parts[part].points for part in VISIBLE}
+        elif name == "stubs":
+            assert not any(in_release.values())
+        else:
+            assert any(in_release[part] < GRADING.parts[part].points for part in VISIBLE)
+
+
+def test_the_blocker_blocks(release, student_env):
+    done = run([sys.executable, "-c", "import sklearn"], release, student_env)
+    assert "a student has only numpy and pytest" in done.stderr
+
+
+# -- the pieces, on small made-up inputs -----------------------------------------------------------
+
+SUITE = textwrap.dedent('''\
+    import pytest
+
+    SHOWN = {"a": 1}
+    SECRET = {"b": 2}
+
+
+    def shown_helper(expected, got):
+        return True
+
+
+    def secret_helper(expected, got):
+        return SECRET
+
+
+    @pytest.mark.part("shown")
+    def test_shown(grade):
+        grade("value:x", suspects=SHOWN, check=shown_helper)
+
+
+    @pytest.mark.part("secret")
+    @pytest.mark.parametrize("x", [1, 2])
+    def test_secret(grade, x):
+        grade("value:y", x=x, check=secret_helper)
+    ''')
+
+
+def test_prune_cuts_a_hidden_test_and_the_helpers_only_it_used():
+    pruned = prune(SUITE, {"test_secret"}, Path("suite.py"))
+    ast.parse(pruned)
+    for gone in ("test_secret", "secret_helper", "SECRET", '"secret"'):
+        assert gone not in pruned
+    for kept in ("test_shown", "shown_helper", "SHOWN = ", "import pytest"):
+        assert kept in pruned
+
+
+def test_plan_leaves_out_hidden_files_and_refuses_mixed_tests():
+    tests = [SuiteTest(Path("a.py"), "test_1", "shown"), SuiteTest(Path("b.py"), "test_2", "secret"),
+             SuiteTest(Path("c.py"), "test_3", "shown"), SuiteTest(Path("c.py"), "test_4", "secret")]
+    assert plan_suites(tests, {"shown"}) == {Path("a.py"): None, Path("c.py"): {"test_4"}}
+    with pytest.raises(ReleaseError, match="d.py: test_5"):
+        plan_suites([SuiteTest(Path("d.py"), "test_5", "shown"), SuiteTest(Path("d.py"), "test_5", "secret")],
+                    {"shown"})
+
+
+def test_only_parts_keeps_the_rest_of_grading_toml():
+    text = (KIT / "grading.toml").read_text(encoding="utf-8")
+    cut = only_parts(text, {"value.mul"})
+    assert '[parts."value.mul"]' in cut and '[parts."value.tanh"]' not in cut
+    assert "[tolerances]" in cut and "[limits]" in cut
+
+
+def test_every_stub_names_its_part():
+    parts = {part for engine in ENGINES for part in stubs_of(KIT / "assignments" / f"{engine}.py")}
+    assert parts and parts <= set(GRADING.parts)
+    assert stubs_of(KIT / "assignments" / "value.py")["value.mul"] == ["Value.__mul__"]
