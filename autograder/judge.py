@@ -244,8 +244,6 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         if got.raised == expected.raised:
             return Verdict(True)
         came_out = f"raised {got.raised}: {got.message}" + (f"\n    at {got.where}" if got.where else "")
-        if got.raised == "MemoryError":
-            came_out += "\n    (the memory limit was reached)"
     else:
         mismatch = first_mismatch(expected.observations, got.observations, tolerance)
         if mismatch is None:

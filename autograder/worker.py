@@ -200,6 +200,8 @@ class Worker:
         self.import_output = ""
         answer = self._receive(timeout, output)
         answer.output = output.text()
+        if answer.raised == "MemoryError":
+            answer.message = f"the memory limit of {self.limits.memory_mb} MB was reached"
         return answer
 
     def load(self, name: str) -> Answer | None:

@@ -1,0 +1,297 @@
+"""Hostile submissions: each scores exactly what it honestly implements, and the grader survives.
+
+The honest base is the reference with `__mul__` put back to its stub, so there is a part to
+steal. Tricks played at import must leave every part's score as the base's; tricks played
+inside backward() cost the parts that call it, and nothing else, with a reason in words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograder import sandbox
+
+KIT = Path(__file__).resolve().parent.parent
+NEEDS_ISOLATION = pytest.mark.skipif(
+    sandbox.level() != "isolated",
+    reason="only an isolated worker (root with namespaces) hides the kit's files and processes; "
+           "see the README's threat model")
+
+
+def fast_grading(folder: Path) -> Path:
+    """grading.toml with short time limits, so that hanging submissions cost seconds."""
+    text = (KIT / "grading.toml").read_text(encoding="utf-8")
+    for key, value in {"time_floor_seconds": "0.5", "import_seconds": "3.0"}.items():
+        text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
+        assert count == 1, f"grading.toml has no single `{key}` line to shorten"
+    path = folder / "grading.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def grade(submission: Path, folder: Path, grading: Path, *extra: str) -> dict[str, dict]:
+    """Grade a folder in a pytest process of its own; results.json's entries by part id."""
+    results = folder / f"{submission.name}-results.json"
+    subprocess.run([sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q",
+                    "-p", "no:cacheprovider", "--submission", str(submission),
+                    "--grading", str(grading), "--results-json", str(results), *extra],
+                   cwd=folder, capture_output=True, timeout=900, check=False)
+    entries = json.loads(results.read_text(encoding="utf-8"))["tests"]
+    return {entry["tags"][0]: entry for entry in entries}
+
+
+def scores(results: dict[str, dict]) -> dict[str, float]:
+    return {part: entry["score"] for part, entry in results.items()}
+
+
+def make_submission(folder: Path, name: str, at_import: str = "", in_backward: str = "",
+                    in_mul: str = "") -> Path:
+    """The honest base (reference, `__mul__` stubbed) with a trick at import, in backward(), or
+    in the stubbed `__mul__` (whose tests fail, so what it prints shows in the results)."""
+    target = folder / name
+    shutil.copytree(KIT / "solutions", target)
+    source = (target / "value.py").read_text(encoding="utf-8")
+    start = source.index("    def __mul__")
+    end = source.index("\n    def ", start + 1)
+    trick = textwrap.indent(textwrap.dedent(in_mul).strip(), " " * 8) + "\n" if in_mul else ""
+    stub = f'    def __mul__(self, other):\n{trick}        raise NotImplementedError("value.mul")\n'
+    source = source[:start] + stub + source[end:]
+    if in_backward:
+        head = source.index("    def backward(")
+        body = source.index('"""', source.index('"""', head) + 3) + 3
+        trick = textwrap.indent(textwrap.dedent(in_backward).strip(), " " * 8)
+        source = source[:body] + "\n" + trick + source[body:]
+    (target / "value.py").write_text(source + "\n" + textwrap.dedent(at_import), encoding="utf-8")
+    return target
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> dict:
+    """A sealed reference, fast limits, and the honest base's scores."""
+    folder = tmp_path_factory.mktemp("hostile")
+    grading = fast_grading(folder)
+    sealed = folder / "reference.json"
+    subprocess.run([sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p",
+                    "no:cacheprovider", "--submission", str(KIT / "solutions"), "--grading",
+                    str(grading), "--seal-reference", str(sealed)], cwd=folder, check=True,
+                   capture_output=True, timeout=900)
+    base = make_submission(folder, "honest")
+    run = {"folder": folder, "grading": grading, "extra": ("--reference", str(sealed))}
+    run["honest"] = scores(grade(base, folder, grading, *run["extra"]))
+    assert run["honest"]["value.mul"] == 0 and run["honest"]["value.backward"] > 0
+    return run
+
+
+def graded(bench: dict, name: str, **trick: str) -> dict[str, dict]:
+    submission = make_submission(bench["folder"], name, **trick)
+    return grade(submission, bench["folder"], bench["grading"], *bench["extra"])
+
+
+AT_IMPORT = {
+    "patches_the_comparisons": """
+        import builtins, math
+        import numpy
+        math.isclose = lambda *args, **kwargs: True
+        numpy.allclose = lambda *args, **kwargs: True
+        numpy.testing.assert_allclose = lambda *args, **kwargs: None
+        builtins.abs = lambda x: 0
+        try:
+            import _pytest.outcomes
+            _pytest.outcomes.fail = lambda *args, **kwargs: None
+        except ImportError:
+            pass
+        """,
+    "lies_in_comparisons": """
+        class _Liar(float):
+            def __eq__(self, other): return True
+            def __ne__(self, other): return False
+            def __lt__(self, other): return True
+            def __le__(self, other): return True
+            def __abs__(self): return _Liar(0.0)
+            def __sub__(self, other): return _Liar(0.0)
+            def __rsub__(self, other): return _Liar(0.0)
+            __hash__ = float.__hash__
+
+        def _lying_mul(self, other):
+            out = Value(0.0)
+            out.data = _Liar(0.0)
+            self.grad = other.grad = _Liar(0.0) if isinstance(other, Value) else _Liar(0.0)
+            return out
+
+        Value.__mul__ = _lying_mul
+        """,
+    "prints_200_megabytes": """
+        import sys as _sys
+        for _ in range(200):
+            _sys.stdout.write("x" * (1 << 20))
+        """,
+    "forks_many_children": """
+        import os as _os, time as _time
+        for _ in range(300):
+            try:
+                if _os.fork() == 0:
+                    _time.sleep(120)
+                    _os._exit(0)
+            except OSError:
+                break
+        """,
+}
+
+
+@pytest.mark.parametrize("trick", AT_IMPORT)
+def test_a_trick_at_import_gains_nothing(bench, trick):
+    results = graded(bench, trick, at_import=AT_IMPORT[trick])
+    assert scores(results) == bench["honest"]
+
+
+@NEEDS_ISOLATION
+def test_the_reference_cannot_be_found(bench):
+    results = graded(bench, "walks_the_filesystem", in_mul=f"""
+        import os
+        found = []
+        for start in ({str(KIT)!r}, "/tmp", "/root", "/home", "/work"):
+            for top, folders, files in os.walk(start):
+                folders[:] = [f for f in folders if f not in (".venv", "site-packages", ".git")]
+                found += [os.path.join(top, f) for f in files if f in ("value.py", "grading.toml")
+                          or f.startswith("test_value_")]
+        found = [path for path in found if not path.startswith(os.getcwd())]
+        print("FOUND", found)
+        for path in found:
+            if path.endswith("value.py"):
+                namespace = {{}}
+                exec(open(path).read(), namespace)
+                return namespace["Value"].__mul__(self, other)
+        """)
+    assert scores(results) == bench["honest"]
+    assert "FOUND []" in results["value.mul"]["output"]
+
+
+@NEEDS_ISOLATION
+def test_the_suites_cannot_be_read_or_printed(bench):
+    results = graded(bench, "prints_the_suites", in_mul=f"""
+        for path in {[str(p) for p in (KIT / "autograder" / "suites").glob("test_*.py")]!r}:
+            try:
+                print(open(path).read())
+            except OSError as error:
+                print("cannot read", path, type(error).__name__)
+        """)
+    assert scores(results) == bench["honest"]
+    everything = json.dumps(results)
+    assert "def test_" not in everything and "cannot read" in everything
+
+
+@NEEDS_ISOLATION
+def test_fake_results_land_nowhere(bench):
+    def planted() -> set[Path]:
+        return {p for p in bench["folder"].rglob("*")
+                if p.is_file() and (p.name.endswith("results.json") or p.suffix == ".csv")}
+
+    before = planted()
+    kit_before = sorted(p.name for p in KIT.iterdir())
+    results = graded(bench, "writes_fake_results", at_import=f"""
+        import os as _os
+        for _folder in (".", "/tmp", {str(bench['folder'])!r}, {str(KIT)!r}, "/autograder/results"):
+            for _name in ("results.json", "grades.csv"):
+                try:
+                    with open(_os.path.join(_folder, _name), "w") as _file:
+                        _file.write('{{"score": 100}}')
+                except OSError:
+                    pass
+        """)
+    assert scores(results) == bench["honest"]
+    assert {p.name for p in planted() - before} == {"writes_fake_results-results.json"}
+    assert sorted(p.name for p in KIT.iterdir()) == kit_before
+
+
+@NEEDS_ISOLATION
+def test_the_grader_cannot_be_killed(bench):
+    results = graded(bench, "kills_its_parent", in_mul="""
+        import os, signal
+        for pid in (os.getppid(), 1):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError as error:
+                print("kill", pid, type(error).__name__)
+        """)
+    assert scores(results) == bench["honest"]
+    assert "PermissionError" in results["value.mul"]["output"]
+
+
+@NEEDS_ISOLATION
+def test_no_process_outlives_its_worker(bench):
+    results = graded(bench, "leaves_children", in_mul="""
+        import os, time
+        children = []
+        for _ in range(300):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                os.setsid()  # out of the worker's process group
+                time.sleep(120)
+                os._exit(0)
+            children.append(pid)
+        print("CHILDREN", children)
+        """)
+    lists = [json.loads(found) for found in
+             re.findall(r"CHILDREN (\[[\d, ]*\])", " ".join(e["output"] for e in results.values()))]
+    assert any(lists) and all(len(pids) < 300 for pids in lists)  # the process limit stopped them
+    assert not [pid for pids in lists for pid in pids if _alive(pid)]
+
+
+IN_BACKWARD = {
+    "calls_sys_exit": ("import sys; sys.exit(0)", "raised SystemExit"),
+    "calls_os_exit": ("import os; os._exit(0)", "the worker exited with status 0 before answering"),
+    "raises_keyboard_interrupt": ("raise KeyboardInterrupt", "raised KeyboardInterrupt"),
+    "loops_forever": ("while True: pass", "timed out after 0.5 s"),
+    "eats_memory": ("hoard = []\nwhile True: hoard.append(bytes(1 << 28))", "memory limit of 2048 MB"),
+    "recurses_without_end": ("def down(n): return down(n + 1)\ndown(0)", "RecursionError"),
+}
+
+
+@pytest.mark.parametrize("trick", IN_BACKWARD)
+def test_a_trick_in_backward_costs_only_what_calls_backward(bench, trick):
+    code, reason = IN_BACKWARD[trick]
+    results = graded(bench, trick, in_backward=code)
+    for part, entry in results.items():  # every value scenario calls backward()
+        assert entry["score"] == (0 if part.startswith("value.") else bench["honest"][part]), part
+    assert reason in results["value.backward"]["output"]
+
+
+def _alive(pid: int) -> bool:
+    """Running or sleeping; a zombie (killed, not yet reaped by init) holds nothing."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_an_endless_import_costs_only_its_file(bench):
+    results = graded(bench, "hangs_at_import", at_import="while True: pass")
+    for part, entry in results.items():
+        assert entry["score"] == (0 if part.startswith("value.") else bench["honest"][part]), part
+    assert "importing value.py failed: timed out after 3.0 s" in results["value.backward"]["output"]
+
+
+def test_different_hash_seeds_give_the_same_scores(bench):
+    submission = make_submission(bench["folder"], "hash_seeds")
+    seen = []
+    for seed in map(str, range(10)):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        results = bench["folder"] / f"seed-{seed}.json"
+        subprocess.run([sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p",
+                        "no:cacheprovider", "--submission", str(submission), "--grading",
+                        str(bench["grading"]), "--results-json", str(results), *bench["extra"]],
+                       cwd=bench["folder"], env=env, capture_output=True, timeout=900, check=False)
+        seen.append([entry["score"] for entry in json.loads(results.read_text())["tests"]])
+    assert all(scores_ == seen[0] for scores_ in seen)
