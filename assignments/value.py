@@ -163,8 +163,7 @@ class Value:
 
         Order the nodes topologically (each one after all of its parents, each exactly
         once), set self.grad to 1.0, then call every node's _backward in reverse order.
-        Clear nothing: gradients add up across calls, as in PyTorch. Deep graphs (chains of
-        thousands of nodes) must work too.
+        Clear nothing: gradients add up across calls, as in PyTorch.
         """
         # TODO(value.backward): topological order, then the closures in reverse
         raise NotImplementedError("value.backward: implement Value.backward")
