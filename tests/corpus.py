@@ -1,0 +1,382 @@
+"""Submissions made from the reference by small edits: correct variants and single bugs.
+
+Each entry is a copy of solutions/ (value.py, tensor.py, dual.py) with a few exact text
+replacements, so the corpus follows the reference as it changes: an edit whose old text is
+not found exactly once stops the build with a message naming the entry and the file.
+
+An entry lists the parts of grading.toml it must lose (none for a correct variant) and the
+misconception ids the grader must name in a part that lost points. The training parts
+depend on every operation their run uses: the moons run (value.training) multiplies by
+plain numbers, adds, takes relu, exp and log, and calls zero_grad then backward on a fresh
+graph each step, never tanh or division; the digits run (tensor.training) adds a bias of
+shape (128,) or (10,) to a batch, which needs unbroadcast's leading-axes step and never
+its keepdims step.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+ENGINES = ("value", "tensor", "dual")
+
+
+class Edit(NamedTuple):
+    """Replace `old` (found exactly once) by `new` in the engine file `file`."""
+
+    file: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Submission:
+    name: str
+    edits: tuple[Edit, ...]
+    loses: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+    gap: str = ""  # a known blind spot of the grader: the entry is expected to fail, strictly
+
+    @property
+    def correct(self) -> bool:
+        return not self.loses
+
+
+class CorpusError(Exception):
+    """An edit of tests/corpus.py no longer fits the reference in solutions/."""
+
+
+def body(code: str, indent: int = 8) -> str:
+    """A block of code, dedented and indented to `indent` spaces, ending with a newline."""
+    return textwrap.indent(textwrap.dedent(code).strip("\n") + "\n", " " * indent)
+
+
+def build(submission: Submission, reference: Path, folder: Path) -> None:
+    """Write the reference's engine files, with the submission's edits applied, into `folder`."""
+    texts = {name: (reference / f"{name}.py").read_text(encoding="utf-8") for name in ENGINES}
+    for edit in submission.edits:
+        found = texts[edit.file].count(edit.old)
+        if found != 1:
+            raise CorpusError(
+                f"tests/corpus.py, entry {submission.name!r}: the old text of an edit occurs {found} "
+                f"times in {reference.name}/{edit.file}.py (edited so far), not once; update the "
+                f"edit to the reference's current text:\n{edit.old}")
+        texts[edit.file] = texts[edit.file].replace(edit.old, edit.new)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+
+
+# -- the reference's blocks that several entries replace -----------------------------------------
+
+TOPOLOGICAL_SORT = body("""
+    order: list[Value] = []
+    visited: set[Value] = set()
+    stack: list[tuple[Value, bool]] = [(self, False)]
+    while stack:  # an explicit stack, so deep graphs do not hit the recursion limit
+        node, parents_done = stack.pop()
+        if parents_done:
+            order.append(node)
+        elif node not in visited:
+            visited.add(node)
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node._prev)
+    self.grad = 1.0
+    for node in reversed(order):
+        node._backward()
+""")
+
+ZERO_GRAD = body("""
+    seen: set[Value] = set()
+    stack = [self]
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            node.grad = 0.0
+            stack.extend(node._prev)
+""")
+
+QUOTIENT = body("""
+    out = Value(self.data / other.data, (self, other), "/")
+
+    def _backward() -> None:
+        self.grad += out.grad / other.data
+        other.grad += -self.data / other.data**2 * out.grad
+
+    out._backward = _backward
+    return out
+""")
+
+UNBROADCAST = body("""
+    grad = np.asarray(grad)
+    added = grad.ndim - len(shape)
+    if added > 0:
+        grad = grad.sum(axis=tuple(range(added)))
+    stretched = tuple(axis for axis, size in enumerate(shape) if size == 1)
+    if stretched:
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad
+""", indent=4)
+
+SET_PARENTS = Edit("value", "self._prev = tuple(_parents)", "self._prev = set(_parents)")
+
+OVERWRITE_IN_MUL = (
+    Edit("value", "self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),
+    Edit("value", "other.grad += self.data * out.grad", "other.grad = self.data * out.grad"),
+)
+
+
+# -- correct variants: full marks on every part ------------------------------------------------------
+
+CORRECT = (
+    Submission("topological-sort-with-iterator-stack", (Edit("value", TOPOLOGICAL_SORT, body("""
+        order: list[Value] = []
+        visited = {self}
+        stack = [(self, iter(self._prev))]
+        while stack:  # each frame remembers how far through its parents it has got
+            node, parents = stack[-1]
+            parent = next(parents, None)
+            if parent is None:
+                stack.pop()
+                order.append(node)
+            elif parent not in visited:
+                visited.add(parent)
+                stack.append((parent, iter(parent._prev)))
+        self.grad = 1.0
+        for node in reversed(order):
+            node._backward()
+    """)),)),
+    Submission("kahn-in-degree-counting", (Edit("value", TOPOLOGICAL_SORT, body("""
+        consumers: dict[Value, int] = {}
+        seen = {self}
+        stack = [self]
+        while stack:  # count, for every node, the uses of it that must report first
+            node = stack.pop()
+            for parent in node._prev:
+                consumers[parent] = consumers.get(parent, 0) + 1
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+        self.grad = 1.0
+        ready = [self]
+        while ready:
+            node = ready.pop()
+            node._backward()
+            for parent in node._prev:
+                consumers[parent] -= 1
+                if consumers[parent] == 0:
+                    ready.append(parent)
+    """)),)),
+    Submission("recursive-dfs-with-visited-set", (
+        Edit("value", "import math\n", "import math\nimport sys\n"),
+        Edit("value", TOPOLOGICAL_SORT, body("""
+            order: list[Value] = []
+            visited: set[Value] = set()
+
+            def visit(node: Value) -> None:
+                if node not in visited:
+                    visited.add(node)
+                    for parent in node._prev:
+                        visit(parent)
+                    order.append(node)
+
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # chains thousands deep
+            visit(self)
+            self.grad = 1.0
+            for node in reversed(order):
+                node._backward()
+        """)),
+    )),
+    Submission("parents-as-a-set", (SET_PARENTS,)),
+    Submission("division-as-product-with-power", (Edit("value", QUOTIENT, body("""
+        return self * other**-1
+    """)),)),
+    Submission("relu-mask-from-output", (
+        Edit("value", "self.grad += (self.data > 0) * out.grad", "self.grad += (out.data > 0) * out.grad"),
+    )),
+    Submission("tanh-from-stable-expm1", (Edit("value", "        t = math.tanh(self.data)\n", body("""
+        e = math.expm1(-2 * abs(self.data))  # in (-1, 0]: never overflows
+        t = math.copysign(-e / (2 + e), self.data)
+    """)),)),
+    Submission("sigmoid-through-tanh", (Edit("value", body("""
+        if self.data >= 0:
+            s = 1.0 / (1.0 + math.exp(-self.data))
+        else:
+            e = math.exp(self.data)  # the other form, so exp never sees a large argument
+            s = e / (1.0 + e)
+    """), body("""
+        s = 0.5 * (1.0 + math.tanh(0.5 * self.data))
+    """)),)),
+    Submission("zero-grad-breadth-first", (
+        Edit("value", "import math\n", "import math\nfrom collections import deque\n"),
+        Edit("value", ZERO_GRAD, body("""
+            seen = {self}
+            queue = deque([self])
+            while queue:
+                node = queue.popleft()
+                node.grad = 0.0
+                for parent in node._prev:
+                    if parent not in seen:
+                        seen.add(parent)
+                        queue.append(parent)
+        """)),
+    )),
+    Submission("unbroadcast-sum-then-reshape", (Edit("tensor", UNBROADCAST, body("""
+        grad = np.asarray(grad)
+        aligned = (1,) * (grad.ndim - len(shape)) + tuple(shape)
+        return np.sum(grad, axis=tuple(i for i, size in enumerate(aligned) if size == 1)).reshape(shape)
+    """, indent=4)),)),
+    Submission("dual-with-slots", (Edit(
+        "dual",
+        '    """A number val + der * eps with eps**2 = 0: a value and its derivative, together."""\n',
+        '    """A number val + der * eps with eps**2 = 0: a value and its derivative, together."""\n\n'
+        '    __slots__ = ("val", "der")\n'),)),
+)
+
+
+# -- single bugs: each loses exactly the parts it breaks, and is named ---------------------------------
+
+MUL_AND_TRAINING = frozenset({"value.mul", "value.training"})
+
+
+def bug(name: str, *edits: Edit, loses: set[str], names: set[str], gap: str = "") -> Submission:
+    return Submission(name, edits, frozenset(loses), frozenset(names), gap)
+
+
+BUGS = (
+    # The moons run multiplies every weight by a plain number and reuses the weights.
+    bug("mul-assigns-instead-of-adding", *OVERWRITE_IN_MUL,
+        loses=MUL_AND_TRAINING, names={"overwrites-gradient"}),
+    bug("mul-assigns-instead-of-adding-with-set-parents", SET_PARENTS, *OVERWRITE_IN_MUL,
+        loses=MUL_AND_TRAINING, names={"overwrites-gradient"}),
+    bug("mul-ignores-upstream",
+        Edit("value", "self.grad += other.data * out.grad", "self.grad += other.data"),
+        Edit("value", "other.grad += self.data * out.grad", "other.grad += self.data"),
+        loses=MUL_AND_TRAINING, names={"ignores-upstream"}),
+    bug("mul-number-not-wrapped",
+        Edit("value", 'may be used twice.\n        """\n        other = other if isinstance(other, Value) '
+                      'else Value(other)\n', 'may be used twice.\n        """\n'),
+        loses=MUL_AND_TRAINING, names={"number-not-wrapped"}),
+    # The gradient at x = 400 comes out 1 - 400**2 instead of 0, so value.stability goes too.
+    bug("tanh-derivative-of-input",
+        Edit("value", "(1.0 - t * t) * out.grad", "(1.0 - self.data * self.data) * out.grad"),
+        loses={"value.tanh", "value.stability"}, names={"tanh-derivative-of-input"}),
+    bug("tanh-through-exp-2x",
+        Edit("value", "t = math.tanh(self.data)",
+             "t = (math.exp(2 * self.data) - 1) / (math.exp(2 * self.data) + 1)"),
+        loses={"value.stability"}, names={"tanh-overflow"}),
+    bug("tanh-ignores-upstream",
+        Edit("value", "(1.0 - t * t) * out.grad", "(1.0 - t * t)"),
+        loses={"value.tanh"}, names={"ignores-upstream"}),
+    bug("tanh-assigns-instead-of-adding",
+        Edit("value", "self.grad += (1.0 - t * t) * out.grad", "self.grad = (1.0 - t * t) * out.grad"),
+        loses={"value.tanh"}, names={"overwrites-gradient"}),
+    bug("relu-gate-on-the-wrong-side",
+        Edit("value", "(self.data > 0) * out.grad", "(self.data < 0) * out.grad"),
+        loses={"value.relu", "value.training"}, names={"relu-gate"}),
+    bug("relu-ignores-upstream",
+        Edit("value", "self.grad += (self.data > 0) * out.grad", "self.grad += float(self.data > 0)"),
+        loses={"value.relu", "value.training"}, names={"ignores-upstream"}),
+    # In the moons run relu's input is a fresh sum used once, so `=` changes nothing there.
+    bug("relu-assigns-instead-of-adding",
+        Edit("value", "self.grad += (self.data > 0) * out.grad", "self.grad = (self.data > 0) * out.grad"),
+        loses={"value.relu"}, names={"overwrites-gradient"},
+        gap="autograder/suites/test_value_relu.py never feeds relu's input to a second consumer "
+            "whose rule runs first (x.relu() + x would), so `=` in relu's rule passes value.relu"),
+    bug("quotient-rule-sign",
+        Edit("value", "other.grad += -self.data / other.data**2 * out.grad",
+             "other.grad += self.data / other.data**2 * out.grad"),
+        loses={"value.truediv"}, names={"quotient-rule"}),
+    bug("truediv-ignores-upstream",
+        Edit("value", "self.grad += out.grad / other.data", "self.grad += 1 / other.data"),
+        Edit("value", "other.grad += -self.data / other.data**2 * out.grad",
+             "other.grad += -self.data / other.data**2"),
+        loses={"value.truediv"}, names={"ignores-upstream"}),
+    bug("truediv-assigns-instead-of-adding",
+        Edit("value", "self.grad += out.grad / other.data", "self.grad = out.grad / other.data"),
+        Edit("value", "other.grad += -self.data / other.data**2 * out.grad",
+             "other.grad = -self.data / other.data**2 * out.grad"),
+        loses={"value.truediv"}, names={"overwrites-gradient"},
+        gap="autograder/suites/test_value_truediv.py has no quotient whose operand already holds a "
+            "gradient when the quotient's rule runs ((x + 1) / x gives x its other share afterwards; "
+            "a / b + a would not), so `=` in the quotient's rule passes value.truediv"),
+    bug("truediv-number-not-wrapped",
+        Edit("value", 'are both correct.\n        """\n        other = other if isinstance(other, Value) '
+                      'else Value(other)\n', 'are both correct.\n        """\n'),
+        loses={"value.truediv"}, names={"number-not-wrapped"}),
+    bug("backward-in-forward-order",
+        Edit("value", "for node in reversed(order):", "for node in order:"),
+        loses={"value.backward", "value.training"}, names={"no-topological-order"},
+        gap="the scenarios of value.mul, value.tanh, value.relu, value.truediv, value.sigmoid and "
+            "value.zero_grad read gradients through graphs of several nodes, (out + shift)**2 and the "
+            "lesson's loop, so a backward in forward order loses those parts too (and value.relu "
+            "names relu-gate)"),
+    bug("backward-recursive-without-sort", Edit("value", TOPOLOGICAL_SORT, body("""
+            self.grad = 1.0
+            self._push_back()
+
+        def _push_back(self) -> None:
+            self._backward()
+            for parent in self._prev:
+                parent._push_back()
+        """, indent=4)),
+        loses={"value.backward", "value.training"}, names={"no-topological-order"},
+        gap="autograder/suites/test_value_backward.py suspects no-topological-order when every "
+            "gradient is doubled, but a naive recursion gets the shared node's own gradient right and "
+            "doubles only the ones before it (x: 160 for 80, r: right), so nothing is named"),
+    # The moons run calls zero_grad before every backward, so a backward that clears changes nothing.
+    bug("backward-clears-first",
+        Edit("value", "        self.grad = 1.0\n        for node in reversed(order):\n", body("""
+            for node in order:
+                node.grad = 0.0
+            self.grad = 1.0
+            for node in reversed(order):
+        """)),
+        loses={"value.backward"}, names={"backward-clears"}),
+    bug("backward-adds-one-to-the-root",
+        Edit("value", "self.grad = 1.0", "self.grad += 1.0"),
+        loses={"value.backward"}, names={"root-accumulates"}),
+    # The weights keep their gradients from step to step, so the moons run drifts.
+    bug("zero-grad-on-self-only",
+        Edit("value", ZERO_GRAD, body("""
+            self.grad = 0.0
+        """)),
+        loses={"value.zero_grad", "value.training"}, names={"zero-grad-self-only"}),
+    # Every step of the moons run builds fresh intermediates, so only the leaves matter there.
+    bug("zero-grad-on-leaves-only",
+        Edit("value", "                node.grad = 0.0\n", body("""
+            if not node._prev:
+                node.grad = 0.0
+        """, indent=16)),
+        loses={"value.zero_grad"}, names={"zero-grad-leaves-only"}),
+    # The digits run's biases, (128,) and (10,), have no size-1 axis to keep.
+    bug("unbroadcast-drops-keepdims",
+        Edit("tensor", "grad.sum(axis=stretched, keepdims=True)", "grad.sum(axis=stretched)"),
+        loses={"tensor.unbroadcast"}, names={"unbroadcast-no-keepdims"}),
+    # A bias (128,) added to a batch (32, 128) needs the leading axis summed away.
+    bug("unbroadcast-keeps-leading-axes",
+        Edit("tensor", body("""
+            added = grad.ndim - len(shape)
+            if added > 0:
+                grad = grad.sum(axis=tuple(range(added)))
+        """, indent=4), ""),
+        loses={"tensor.unbroadcast", "tensor.training"}, names={"unbroadcast-leading-axes"}),
+    bug("dual-product-rule",
+        Edit("dual", "self.der * other.val + self.val * other.der", "self.der * other.der"),
+        loses={"dual"}, names={"dual-product-rule"}),
+    bug("dual-sin-sign",
+        Edit("dual", "math.cos(self.val) * self.der", "-math.cos(self.val) * self.der"),
+        loses={"dual"}, names={"dual-sin-sign"}),
+    bug("dual-default-derivative-one",
+        Edit("dual", "der: float = 0.0", "der: float = 1.0"),
+        loses={"dual"}, names={"dual-constant-derivative"}),
+    bug("dual-number-not-wrapped",
+        Edit("dual", "other = other if isinstance(other, Dual) else Dual(other)\n"
+                     "        return Dual(self.val * other.val", "return Dual(self.val * other.val"),
+        loses={"dual"}, names={"dual-number-not-wrapped"}),
+)
+
+CORPUS: tuple[Submission, ...] = CORRECT + BUGS
