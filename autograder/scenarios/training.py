@@ -78,13 +78,17 @@ def train_moons(
     seed: int = 0,
     hidden: int = 8,
 ) -> dict[str, object]:
-    """Train a 2-hidden-hidden-1 ReLU MLP on two-class points with full-batch SGD.
-
-    The loss is the mean logistic loss log(1 + exp(-t * s)) for targets t in {-1, +1} and
-    scores s. Each step: forward, zero_grad, backward, then p.data -= lr * p.grad.
-    Returns the loss of every step (before its update), the accuracy of the trained
-    model on X, and the number of parameters.
     """
+    # from the kit's folder, with your value.py on the path:
+    import value
+    from autograder.datasets import grading_data
+    from autograder.scenarios.training import train_moons
+    run = train_moons(value, steps={steps}, lr={lr}, seed={seed}, hidden={hidden}, **grading_data("moons"))
+    print(run["losses"], run["accuracy"])
+    """
+    # A 2-hidden-hidden-1 ReLU MLP, full-batch SGD on the mean logistic loss
+    # log(1 + exp(-t * s)) for targets t in {-1, +1}: forward, zero_grad, backward, step.
+    # Returns each step's loss (before its update), the accuracy on X, the parameter count.
     model = MLP(value, [len(X[0]), hidden, hidden, 1], np.random.default_rng(seed))
     params = model.parameters()
     targets = [2.0 * label - 1.0 for label in y]
@@ -116,12 +120,18 @@ def train_digits(
     batch_size: int = 32,
     seed: int = 0,
 ) -> dict[str, object]:
-    """Train a 64-128-10 ReLU network with minibatch SGD and the fused cross-entropy.
-
-    One generator seeds the He-normal weights (biases start at zero) and then shuffles
-    the training rows at the start of every epoch. Returns the mean training loss of
-    every epoch (over its examples) and the accuracy on the test rows.
     """
+    # from the kit's folder, with your tensor.py on the path:
+    import tensor
+    from autograder.datasets import grading_data
+    from autograder.scenarios.training import train_digits
+    run = train_digits(tensor, epochs={epochs}, lr={lr}, batch_size={batch_size}, seed={seed},
+                       **grading_data("digits"))
+    print(run["losses"], run["test_accuracy"])
+    """
+    # A 64-128-10 ReLU network, minibatch SGD with the fused cross-entropy. One generator
+    # seeds the He-normal weights (zero biases), then shuffles the rows every epoch.
+    # Returns the mean training loss of every epoch and the accuracy on the test rows.
     rng = np.random.default_rng(seed)
     X_train = np.asarray(X_train, dtype=np.float64)
     y_train = np.asarray(y_train, dtype=np.intp)

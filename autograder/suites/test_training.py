@@ -1,6 +1,6 @@
 """value.training and tensor.training: each engine trains the lesson's network on a small copy.
 
-The runs are cut down to take well under a second with the reference: 30 moons for 20 steps,
+The runs are cut down to take well under a second with the reference: 30 moons for 10 steps,
 300 digits for 10 epochs. Every step's loss is judged with the looser training tolerance, and
 the final accuracy must be the reference's.
 """
@@ -13,8 +13,8 @@ from autograder.judge import raised
 
 @pytest.mark.part("value.training")
 def test_a_2_8_8_1_network_on_moons(grade):
-    """The scalar engine trains a 2-8-8-1 ReLU network on 30 moons: 20 full-batch steps, lr 1.0."""
-    grade("training:train_moons", tolerance="training", steps=20, lr=1.0, seed=0, hidden=8,
+    """The scalar engine trains a 2-8-8-1 ReLU network on 30 moons: 10 full-batch steps, lr 1.0."""
+    grade("training:train_moons", tolerance="training", steps=10, lr=1.0, seed=0, hidden=8,
           suspects={"number-not-wrapped": raised("TypeError", "AttributeError")},
           **grading_data("moons"))
 
