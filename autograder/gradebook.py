@@ -1,0 +1,137 @@
+"""The gradebook: one SQLite file holding every submission's grade, written one submission at a time.
+
+Each finished submission is one transaction (its row and its part scores together), in WAL
+mode, so a run stopped at any moment leaves every submission either fully recorded or absent.
+A submission is known by its `source` (its entry in the class folder); grading it again
+replaces its row.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS students (
+    id TEXT PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a regraded submission gets a new id
+    student TEXT NOT NULL REFERENCES students(id),
+    source TEXT NOT NULL UNIQUE,
+    format TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    grader_version TEXT NOT NULL,
+    graded_at TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('graded', 'failed')),
+    reason TEXT NOT NULL,
+    notes TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS scores (
+    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    part TEXT NOT NULL,
+    points REAL NOT NULL,
+    max REAL NOT NULL,
+    messages TEXT NOT NULL,
+    misconceptions TEXT NOT NULL,
+    PRIMARY KEY (submission, part)
+);
+"""
+
+
+@dataclass
+class Score:
+    """One part of one submission."""
+
+    part: str
+    points: float
+    max: float
+    messages: str = ""
+    misconceptions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Entry:
+    """One submission's row: who, what was graded, by which grader, and how it went."""
+
+    source: str
+    student: str
+    format: str
+    content_hash: str
+    grader_version: str
+    graded_at: str
+    seconds: float
+    status: str
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    scores: list[Score] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return round(sum(s.points for s in self.scores), 2)
+
+
+class Gradebook:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        # Autocommit; each write below opens its own transaction explicitly.
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+
+    def graded_with(self, source: str) -> tuple[str, str] | None:
+        """The content hash and grader version a source was last graded with, if it was."""
+        row = self.db.execute("SELECT content_hash, grader_version FROM submissions WHERE source = ?",
+                              (source,)).fetchone()
+        return tuple(row) if row else None
+
+    def record(self, entry: Entry) -> None:
+        """Replace the source's row and scores with this entry, all or nothing."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("DELETE FROM submissions WHERE source = ?", (entry.source,))
+            self.db.execute("INSERT OR IGNORE INTO students (id) VALUES (?)", (entry.student,))
+            cursor = self.db.execute(
+                "INSERT INTO submissions (student, source, format, content_hash, grader_version, "
+                "graded_at, seconds, status, reason, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (entry.student, entry.source, entry.format, entry.content_hash, entry.grader_version,
+                 entry.graded_at, entry.seconds, entry.status, entry.reason, json.dumps(entry.notes)))
+            self.db.executemany(
+                "INSERT INTO scores (submission, part, points, max, messages, misconceptions) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(cursor.lastrowid, s.part, s.points, s.max, s.messages, json.dumps(s.misconceptions))
+                 for s in entry.scores])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def forget_all_but(self, sources: set[str]) -> list[str]:
+        """Remove the rows of sources no longer in the class folder; return them."""
+        gone = sorted(row[0] for row in self.db.execute("SELECT source FROM submissions")
+                      if row[0] not in sources)
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.executemany("DELETE FROM submissions WHERE source = ?", [(s,) for s in gone])
+        self.db.execute("DELETE FROM students WHERE id NOT IN (SELECT student FROM submissions)")
+        self.db.execute("COMMIT")
+        return gone
+
+    def entries(self) -> list[Entry]:
+        """Every submission with its scores, by source."""
+        scores: dict[int, list[Score]] = {}
+        for row in self.db.execute("SELECT submission, part, points, max, messages, misconceptions "
+                                   "FROM scores ORDER BY submission, rowid"):
+            scores.setdefault(row[0], []).append(Score(row[1], row[2], row[3], row[4], json.loads(row[5])))
+        return [Entry(source=row[1], student=row[2], format=row[3], content_hash=row[4],
+                      grader_version=row[5], graded_at=row[6], seconds=row[7], status=row[8],
+                      reason=row[9], notes=json.loads(row[10]), scores=scores.get(row[0], []))
+                for row in self.db.execute(
+                    "SELECT id, source, student, format, content_hash, grader_version, graded_at, "
+                    "seconds, status, reason, notes FROM submissions ORDER BY source")]
+
+    def close(self) -> None:
+        self.db.close()
