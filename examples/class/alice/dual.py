@@ -1,0 +1,51 @@
+"""Forward-mode automatic differentiation with dual numbers: the `Dual` class.
+
+A `Dual` carries a value and its derivative along one chosen direction. Every operation
+computes both at once, so one forward pass gives the derivative and no graph is stored.
+Seed the input you differentiate by with der=1.0; a plain number is a constant (der 0.0).
+
+Every method below is yours to write: replace each `TODO` line and its `raise` with your
+code, then check your work from the top of the kit with:
+
+    pytest autograder
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class Dual:
+    """A number val + der * eps with eps**2 = 0: a value and its derivative, together."""
+
+    def __init__(self, val: float, der: float = 0.0) -> None:
+        """Store val and der as floats in .val and .der; der defaults to 0.0, a constant."""
+        self.val = float(val)
+        self.der = float(der)
+
+    def __add__(self, other: Dual | float) -> Dual:
+        """Return self + other. Sum rule: (a + b)' = a' + b'. A plain number is a constant."""
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.val + other.val, self.der + other.der)
+
+    def __radd__(self, other: float) -> Dual:
+        """Return other + self, for a plain number on the left."""
+        return self + other
+
+    def __mul__(self, other: Dual | float) -> Dual:
+        """Return self * other. Product rule: (a * b)' = a' * b + a * b'."""
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.val * other.val, self.der * other.val + self.val * other.der)
+
+    def __rmul__(self, other: float) -> Dual:
+        """Return other * self, for a plain number on the left."""
+        return self * other
+
+    def sin(self) -> Dual:
+        """Return sin(self). Chain rule: (sin a)' = cos(a) * a'."""
+        return Dual(math.sin(self.val), math.cos(self.val) * self.der)
+
+    def exp(self) -> Dual:
+        """Return e**self. Chain rule: (e**a)' = e**a * a'."""
+        e = math.exp(self.val)
+        return Dual(e, e * self.der)

@@ -1,0 +1,174 @@
+"""A scalar reverse-mode autograd engine: the `Value` class.
+
+Every arithmetic operation on a `Value` returns a new `Value` that remembers its parents and
+carries a small `_backward` closure. The closure knows one local derivative and adds
+(`+=`) the output's gradient, times that derivative, into each parent's `.grad`.
+`backward()` then runs those closures from the output back to the inputs.
+
+The operations that are complete below are worked examples: read them first. Each stub
+says in its docstring which rule it follows; replace its `TODO` line and its `raise` with
+your code. Check your work from the top of the kit with:
+
+    pytest autograder
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class Value:
+    """A float that records how it was computed, so gradients can flow back through it."""
+
+    def __init__(self, data: float, _parents: tuple[Value, ...] = (), _op: str = "") -> None:
+        self.data = float(data)
+        self.grad = 0.0
+        self._prev = tuple(_parents)
+        self._backward = lambda: None  # a leaf has nothing to pass on
+        self._op = _op
+
+    def __repr__(self) -> str:
+        return f"Value(data={self.data}, grad={self.grad})"
+
+    def __add__(self, other: Value | float) -> Value:
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward() -> None:
+            self.grad += out.grad
+            other.grad += out.grad
+
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other: Value | float) -> Value:
+        """Return self * other.
+
+        Product rule: d(a*b)/da = b and d(a*b)/db = a. Wrap a plain number in a Value first,
+        and add (+=) each parent's share of out.grad, since a parent may be used twice.
+        """
+        # TODO(value.mul): the product rule, for a Value or a plain number
+        raise NotImplementedError("value.mul: implement Value.__mul__")
+
+    def __pow__(self, k: float) -> Value:
+        if not isinstance(k, (int, float)):
+            return NotImplemented  # only a plain-number exponent has this rule
+        out = Value(self.data**k, (self,), f"**{k}")
+
+        def _backward() -> None:
+            self.grad += k * self.data ** (k - 1) * out.grad
+
+        out._backward = _backward
+        return out
+
+    def __truediv__(self, other: Value | float) -> Value:
+        """Return self / other.
+
+        Quotient rule: d(a/b)/da = 1/b and d(a/b)/db = -a/b**2. Wrap a plain number in a
+        Value first, and accumulate with +=. A primitive with this rule and a composition of
+        operations you already have are both correct.
+        """
+        # TODO(value.truediv): division, with the quotient rule
+        raise NotImplementedError("value.truediv: implement Value.__truediv__")
+
+    def exp(self) -> Value:
+        out = Value(math.exp(self.data), (self,), "exp")
+
+        def _backward() -> None:
+            self.grad += out.data * out.grad  # e^x is its own derivative
+
+        out._backward = _backward
+        return out
+
+    def log(self) -> Value:
+        out = Value(math.log(self.data), (self,), "log")
+
+        def _backward() -> None:
+            self.grad += out.grad / self.data
+
+        out._backward = _backward
+        return out
+
+    def tanh(self) -> Value:
+        """Return tanh(self).
+
+        Rule: d tanh(x)/dx = 1 - tanh(x)**2, computed from the output. The forward value
+        must stay finite for large inputs such as x = 1000. Accumulate with +=.
+        """
+        # TODO(value.tanh): tanh and its derivative from the output
+        raise NotImplementedError("value.tanh: implement Value.tanh")
+
+    def relu(self) -> Value:
+        """Return max(0, self).
+
+        Rule: the gradient passes through unchanged where the input is positive and is
+        blocked (derivative 0) elsewhere. Accumulate with +=.
+        """
+        # TODO(value.relu): relu and its gate
+        raise NotImplementedError("value.relu: implement Value.relu")
+
+    def sigmoid(self) -> Value:
+        """Bonus: return 1 / (1 + e^-self) as one primitive node with its own rule.
+
+        Rule: d sigmoid(x)/dx = s * (1 - s), where s is the output. The forward value must
+        stay finite at x = -1000 and x = 1000, where the textbook formula overflows.
+        """
+        # TODO(value.sigmoid): (bonus) a stable sigmoid primitive
+        raise NotImplementedError("value.sigmoid: implement Value.sigmoid")
+
+    def __neg__(self) -> Value:
+        out = Value(-self.data, (self,), "neg")
+
+        def _backward() -> None:
+            self.grad += -out.grad
+
+        out._backward = _backward
+        return out
+
+    def __sub__(self, other: Value | float) -> Value:
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data - other.data, (self, other), "-")
+
+        def _backward() -> None:
+            self.grad += out.grad
+            other.grad += -out.grad
+
+        out._backward = _backward
+        return out
+
+    # The reflected forms: Python calls these for `2 + v`, `1 - v`, `2 * v`, `2 / v`.
+    def __radd__(self, other: float) -> Value:
+        return self + other
+
+    def __rsub__(self, other: float) -> Value:
+        return Value(other) - self
+
+    def __rmul__(self, other: float) -> Value:
+        return self * other
+
+    def __rtruediv__(self, other: float) -> Value:
+        other = Value(other)
+        out = Value(other.data / self.data, (other, self), "/")
+
+        def _backward() -> None:
+            other.grad += out.grad / self.data
+            self.grad += -other.data / self.data**2 * out.grad  # d(c/x)/dx = -c/x^2
+
+        out._backward = _backward
+        return out
+
+    def backward(self) -> None:
+        """Fill in d(self)/d(node) for every node of the graph that ends at self.
+
+        Order the nodes topologically (each one after all of its parents, each exactly
+        once), set self.grad to 1.0, then call every node's _backward in reverse order.
+        Clear nothing: gradients add up across calls, as in PyTorch. Deep graphs (chains of
+        thousands of nodes) must work too.
+        """
+        # TODO(value.backward): topological order, then the closures in reverse
+        raise NotImplementedError("value.backward: implement Value.backward")
+
+    def zero_grad(self) -> None:
+        """Set .grad to 0.0 on self and on every value it depends on, intermediates included."""
+        # TODO(value.zero_grad): zero every gradient in the graph
+        raise NotImplementedError("value.zero_grad: implement Value.zero_grad")

@@ -1,0 +1,242 @@
+"""`autograder bulk`: the example class end to end, resuming, interruption, and what feedback shows."""
+
+import csv
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import bulk, reports
+from autograder.cli import main
+from autograder.config import load
+from autograder.gradebook import Entry, Gradebook, Score
+
+KIT = Path(__file__).resolve().parent.parent
+EXAMPLE_CLASS = KIT / "examples" / "class"
+DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
+# A hung bulk run fails the test instead of hanging it; a normal one takes a small fraction.
+RUN_SECONDS = 600
+
+
+@pytest.fixture(scope="module")
+def reference_cache(tmp_path_factory) -> Path:
+    """The reference sealed once for these tests, as the `reference/` folder of an OUTDIR."""
+    out = tmp_path_factory.mktemp("sealed")
+    bulk.sealed_reference(out, bulk.grader_version())
+    return out / "reference"
+
+
+def outdir(path: Path, reference_cache: Path) -> Path:
+    """A fresh OUTDIR that already holds the sealed reference, as a second run would."""
+    shutil.copytree(reference_cache, path / "reference")
+    return path
+
+
+def bulk_run(klass: Path, out: Path, *options: str) -> int:
+    return main(["bulk", str(klass), "-o", str(out), *options])
+
+
+def rows(out: Path) -> dict[str, tuple]:
+    """Every submission's row and scores, without the time it was graded at or took."""
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        return {e.source: (e.student, e.format, e.content_hash, e.grader_version, e.status, e.reason,
+                           tuple(e.notes), tuple(score_row(s) for s in e.scores))
+                for e in book.entries()}
+    finally:
+        book.close()
+
+
+def score_row(score: Score) -> tuple:
+    return score.part, score.points, score.max, score.messages, tuple(score.misconceptions)
+
+
+def submission_ids(out: Path) -> dict[str, int]:
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        return dict(db.execute("SELECT source, id FROM submissions"))
+
+
+def dual_only_class(folder: Path, students: dict[str, str]) -> Path:
+    """A class whose submissions hold only dual.py: quick to grade, the other parts fail at once."""
+    for student, text in students.items():
+        (folder / student).mkdir(parents=True)
+        (folder / student / "dual.py").write_text(text)
+    return folder
+
+
+# -- the example class -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory, reference_cache) -> Path:
+    out = outdir(tmp_path_factory.mktemp("example"), reference_cache)
+    assert bulk_run(EXAMPLE_CLASS, out, "--jobs", "2") == 0
+    return out
+
+
+def test_every_submission_of_the_example_class_gets_one_row(example_run):
+    found = rows(example_run)
+    assert sorted(found) == ["alice", "bob.zip", "carol.ipynb", "dave.py", "doejohn_*", "erin.zip", "frank",
+                             "smithjane_*"]
+    failed = {source: row[5] for source, row in found.items() if row[4] == "failed"}
+    assert failed.keys() == {"erin.zip", "frank"}
+    assert "not a readable zip" in failed["erin.zip"]
+    failures = [json.loads(line) for line in (example_run / "failures.jsonl").read_text().splitlines()]
+    assert [(f["source"], f["reason"]) for f in failures] == sorted(failed.items())
+
+
+def test_grades_csv_has_a_column_per_part_and_the_expected_scores(example_run):
+    parts = load().parts
+    with (example_run / "grades.csv").open(newline="") as file:
+        table = list(csv.DictReader(file))
+    assert list(table[0]) == ["student", *parts, "total"]
+    grades = {row["student"]: row for row in table}
+    assert sorted(grades) == ["alice", "bob", "carol", "dave", "doejohn", "erin", "frank", "smithjane"]
+    assert float(grades["alice"]["total"]) == sum(part.points for part in parts.values())
+    assert float(grades["erin"]["total"]) == float(grades["frank"]["total"]) == 0
+    lost = {student: {p for p in parts if float(row[p]) < parts[p].points} for student, row in grades.items()}
+    assert "value.mul" in lost["bob"]
+    assert "value.tanh" in lost["carol"]
+    assert "value.relu" in lost["doejohn"] and "tensor.unbroadcast" in lost["doejohn"]
+    assert "value.zero_grad" in lost["smithjane"]
+    assert lost["dave"] >= {"tensor.unbroadcast", "dual"} and "value.mul" not in lost["dave"]
+
+
+def test_feedback_exists_for_every_student_and_quotes_no_suite_code(example_run):
+    code = [line.strip() for path in (KIT / "autograder" / "suites").glob("*.py")
+            for line in path.read_text().splitlines()
+            if line.strip().startswith(("grade(", "def test_", "@pytest.mark", "suspects="))]
+    assert code
+    for student in ("alice", "bob", "carol", "dave", "doejohn", "erin", "frank", "smithjane"):
+        for suffix in (".md", ".html"):
+            text = (example_run / "feedback" / f"{student}{suffix}").read_text()
+            assert f"Feedback for {student}" in text
+            assert not [line for line in code if line in text], student
+    bob = (example_run / "feedback" / "bob.md").read_text()
+    assert "Came out:" in bob and "To reproduce:" in bob
+    assert "not a readable zip" in (example_run / "feedback" / "erin.html").read_text()
+
+
+def test_the_summary_shows_the_plots_and_who_met_which_misconception(example_run):
+    summary = (example_run / "summary.html").read_text()
+    for image in ("totals.png", "parts.png", "misconceptions.png"):
+        assert f"src='{image}'" in summary
+        assert (example_run / image).read_bytes().startswith(b"\x89PNG")
+    assert "tanh-derivative-of-input" in summary and "feedback/carol.html" in summary
+
+
+def test_a_second_run_grades_nothing_again(example_run):
+    before = submission_ids(example_run)
+    assert bulk_run(EXAMPLE_CLASS, example_run) == 0
+    assert submission_ids(example_run) == before
+
+
+# -- resuming --------------------------------------------------------------------------------------
+
+def test_only_a_changed_submission_is_graded_again_and_force_grades_all(tmp_path, reference_cache):
+    klass = dual_only_class(tmp_path / "class", {"una": DUAL, "val": DUAL})
+    out = outdir(tmp_path / "out", reference_cache)
+    assert bulk_run(klass, out) == 0
+    first = submission_ids(out)
+    (klass / "val" / "dual.py").write_text(DUAL.replace("math.cos(self.val)", "-math.cos(self.val)"))
+    assert bulk_run(klass, out) == 0
+    second = submission_ids(out)
+    assert second["una"] == first["una"] and second["val"] != first["val"]
+    assert rows(out)["val"][7] != rows(out)["una"][7]
+    assert bulk_run(klass, out, "--force") == 0
+    assert set(submission_ids(out).values()).isdisjoint(second.values())
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def bulk_processes(out: Path) -> list[int]:
+    """Processes whose command line names this OUTDIR: the bulk run and the pytest runs it started."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(out).encode() in cmdline.read_bytes() and alive(int(cmdline.parent.name)):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigkill_mid_run_then_a_rerun_gives_the_gradebook_of_an_uninterrupted_run(tmp_path, reference_cache):
+    students = {name: DUAL for name in ("ada", "bea", "cy")}
+    students["eli"] = DUAL.replace("self.der * other.val + self.val * other.der", "self.der * other.der")
+    klass = dual_only_class(tmp_path / "class", students)
+    (klass / "fin").mkdir()  # nothing gradable: recorded before any grading starts
+    whole = outdir(tmp_path / "whole", reference_cache)
+    assert bulk_run(klass, whole, "--jobs", "1") == 0
+
+    killed = outdir(tmp_path / "killed", reference_cache)
+    command = [sys.executable, "-m", "autograder.cli", "bulk", str(klass), "-o", str(killed), "--jobs", "1"]
+    process = subprocess.Popen(command, cwd=KIT, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + RUN_SECONDS
+    recorded = 0
+    while recorded < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(killed / "gradebook.sqlite") as db:
+                recorded = db.execute("SELECT count(*) FROM submissions").fetchone()[0]
+        except sqlite3.OperationalError:
+            continue
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert 2 <= len(rows(killed)) < len(students) + 1, "the kill came before or after the grading"
+    while bulk_processes(killed) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bulk_processes(killed) == [], "a grading process outlived the killed run"
+
+    assert bulk_run(klass, killed, "--jobs", "1") == 0
+    assert rows(killed) == rows(whole)
+    with sqlite3.connect(killed / "gradebook.sqlite") as db:
+        assert db.execute("SELECT count(*), count(DISTINCT source) FROM submissions").fetchone() == (5, 5)
+
+
+# -- the wall-clock cap and what feedback may show -------------------------------------------------
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_cap_stops_the_whole_process_group(tmp_path):
+    script = ("import subprocess, sys, time\n"
+              "child = subprocess.Popen(['sleep', '300'])\n"
+              "print(child.pid, flush=True)\n"
+              "time.sleep(300)\n")
+    log = tmp_path / "log"
+    outcome = bulk.run_capped(bulk.Processes(), [sys.executable, "-c", script], log, cap=1.0)
+    assert "wall-clock cap" in outcome
+    assert not alive(int(log.read_text().split()[0]))
+
+
+def test_feedback_hides_the_checks_of_a_hidden_part_and_quotes_no_suite_code():
+    grading = load()
+    mul, tanh = "value.mul", "value.tanh"
+    grading = dataclasses.replace(grading, parts={
+        **grading.parts, tanh: dataclasses.replace(grading.parts[tanh], visibility="hidden")})
+    suite_line = next(line for line in (KIT / "autograder" / "suites" / "test_value_mul.py").read_text()
+                      .splitlines() if line.strip().startswith("grade("))
+    entry = Entry(source="zoe", student="zoe", format="folder", content_hash="0", grader_version="0",
+                  graded_at="2026-01-01T00:00:00+00:00", seconds=1.0, status="graded", scores=[
+                      Score(mul, 5, 10, f"a traceback\n>   {suite_line.strip()}\nCame out: 3",
+                            ["overwrites-gradient"]),
+                      Score(tanh, 0, 8, "the secret input is 41.5", ["tanh-overflow"])])
+    for text in (reports.feedback_markdown(entry, grading), reports.feedback_html(entry, grading)):
+        assert "Came out: 3" in text and "overwrites-gradient" in text
+        assert suite_line.strip() not in text
+        assert "The checks of this part are hidden." in text
+        assert "41.5" not in text and "tanh-overflow" not in text
