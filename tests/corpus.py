@@ -170,26 +170,23 @@ CORRECT = (
                 if consumers[parent] == 0:
                     ready.append(parent)
     """)),)),
-    Submission("recursive-dfs-with-visited-set", (
-        Edit("value", "import math\n", "import math\nimport sys\n"),
-        Edit("value", TOPOLOGICAL_SORT, body("""
-            order: list[Value] = []
-            visited: set[Value] = set()
+    # As micrograd writes it: no explicit stack, no change of the recursion limit.
+    Submission("recursive-dfs-with-visited-set", (Edit("value", TOPOLOGICAL_SORT, body("""
+        order: list[Value] = []
+        visited: set[Value] = set()
 
-            def visit(node: Value) -> None:
-                if node not in visited:
-                    visited.add(node)
-                    for parent in node._prev:
-                        visit(parent)
-                    order.append(node)
+        def visit(node: Value) -> None:
+            if node not in visited:
+                visited.add(node)
+                for parent in node._prev:
+                    visit(parent)
+                order.append(node)
 
-            sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # chains thousands deep
-            visit(self)
-            self.grad = 1.0
-            for node in reversed(order):
-                node._backward()
-        """)),
-    )),
+        visit(self)
+        self.grad = 1.0
+        for node in reversed(order):
+            node._backward()
+    """)),)),
     Submission("parents-as-a-set", (SET_PARENTS,)),
     Submission("division-as-product-with-power", (Edit("value", QUOTIENT, body("""
         return self * other**-1
