@@ -30,6 +30,8 @@ ENGINE_FILE = re.compile(r"^(value|tensor|dual)(?:-(\d+)| \((\d+)\))?\.py$", re.
 # Canvas: name, an optional LATE, user id, submission id, then the file as the student named it.
 LMS_FILE = re.compile(r"^(?P<student>[a-z]+)_(?:late_)?(?P<user>\d+)_(?P<attempt>\d+)_(?P<file>.+)$",
                       re.IGNORECASE)
+FUTURE_IMPORT = re.compile(r"^from __future__ import .+$", re.MULTILINE)
+MOVED_UP = r"# \g<0>  (moved to the top)"
 SKIPPED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024
@@ -304,8 +306,11 @@ def split_notebook(text: str, where: str, submission: Submission) -> dict[str, s
     modules = {}
     for engine in sorted(defined):
         mine = [(n, s) for n, s, engines in routed if not engines or engine in engines]
+        # A cell may start with a __future__ import; a module may only do so at its very top.
+        futures = sorted({line for _, s in mine for line in FUTURE_IMPORT.findall(s)})
+        cells = "\n\n".join(f"# cell {n}\n" + FUTURE_IMPORT.sub(MOVED_UP, s) for n, s in mine)
         header = f"# {engine}.py, made from the code cells {', '.join(str(n) for n, _ in mine)} of {where}\n"
-        modules[engine] = header + "\n\n".join(f"# cell {n}\n{s}" for n, s in mine) + "\n"
+        modules[engine] = header + "".join(line + "\n" for line in futures) + cells + "\n"
     return modules
 
 

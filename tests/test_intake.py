@@ -93,6 +93,16 @@ def test_a_notebook_is_split_by_the_names_its_cells_define(tmp_path):
         compile(module, "<notebook module>", "exec")
 
 
+def test_a_future_import_in_a_later_cell_moves_to_the_top_of_its_module(tmp_path):
+    (tmp_path / "fox.ipynb").write_text(notebook(
+        ("code", "import math"),
+        ("code", "from __future__ import annotations\n\nclass Value:\n"
+                 "    def __add__(self, other: Value) -> Value:\n        return self")))
+    namespace = {}
+    exec(compile(one(tmp_path).files["value"], "value.py", "exec"), namespace)
+    assert namespace["Value"].__add__.__annotations__ == {"other": "Value", "return": "Value"}
+
+
 def test_an_lms_download_is_grouped_by_student_and_keeps_the_last_resubmission(tmp_path):
     (tmp_path / "smithjane_12345_67890_Value.py").write_text("class Value:\n    first = True\n")
     (tmp_path / "smithjane_12345_67891_value-1.py").write_text(VALUE)

@@ -110,8 +110,9 @@ class Value:
     def sigmoid(self) -> Value:
         """Bonus: return 1 / (1 + e^-self) as one primitive node with its own rule.
 
-        Rule: d sigmoid(x)/dx = s * (1 - s), where s is the output. The forward value must
-        stay finite at x = -1000 and x = 1000, where the textbook formula overflows.
+        Rule: d sigmoid(x)/dx = s * (1 - s), where s is the output; accumulate with +=. The
+        forward value must be right at x = 1000 and at x = -1000, where 1 / (1 + e^-x)
+        overflows.
         """
         # TODO(value.sigmoid): (bonus) a stable sigmoid primitive
         raise NotImplementedError("value.sigmoid: implement Value.sigmoid")
@@ -162,8 +163,7 @@ class Value:
 
         Order the nodes topologically (each one after all of its parents, each exactly
         once), set self.grad to 1.0, then call every node's _backward in reverse order.
-        Clear nothing: gradients add up across calls, as in PyTorch. Deep graphs (chains of
-        thousands of nodes) must work too.
+        Clear nothing: gradients add up across calls, as in PyTorch.
         """
         # TODO(value.backward): topological order, then the closures in reverse
         raise NotImplementedError("value.backward: implement Value.backward")
