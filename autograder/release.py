@@ -39,7 +39,7 @@ SEALED = Path("autograder") / "reference.json"
 NOT_SHIPPED = {"__pycache__", "platform_files", "reference.json", ".pytest_cache"}
 STUDENT_REQUIREMENTS = "numpy>=1.24\npytest>=7.4\n"
 # What Gradescope's image needs, pinned to the versions that sealed the answers.
-GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "scikit-learn")
+GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout")
 PYTEST_INI = """\
 [pytest]
 # `pytest` alone grades assignments/; test order is fixed so every run reads the same.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from corpus import BUGS, build
-from test_release import solution_lines
+from test_release import only_packages, solution_lines
 
 from autograder import sandbox
 from autograder.config import load
@@ -97,6 +97,17 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def image_env(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """What Python can import in Gradescope's image: the bundle's requirements.txt, no more."""
+    with zipfile.ZipFile(bundle) as archive:
+        pins = archive.read("requirements.txt").decode().splitlines()
+    names = [line.partition("==")[0] for line in pins if "==" in line]
+    env = only_packages(tmp_path_factory.mktemp("image"), *names)
+    plugins = [name.replace("-", "_") for name in names if name.startswith("pytest-")]
+    return {**env, "PYTEST_PLUGINS": ",".join(plugins)}  # what pytest would load by itself there
+
+
 @pytest.fixture
 def layout(bundle: Path):
     """A fresh copy of Gradescope's /autograder: yields its root; submission/ starts empty."""
@@ -113,9 +124,9 @@ def layout(bundle: Path):
     shutil.rmtree(root)
 
 
-def run_autograder(root: Path) -> tuple[dict, str]:
+def run_autograder(root: Path, env: dict) -> tuple[dict, str]:
     done = subprocess.run(["bash", str(root / "run_autograder")], cwd=root, capture_output=True, text=True,
-                          env={**os.environ, "AUTOGRADER_ROOT": str(root)}, check=False)
+                          env={**os.environ, **env, "AUTOGRADER_ROOT": str(root)}, check=False)
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     validate(results)
@@ -155,11 +166,11 @@ def test_the_bundle_seals_every_answer(bundle, sealed_reference):
     assert set(sealed) == set(json.loads(sealed_reference.path.read_text(encoding="utf-8")))
 
 
-def test_a_submission_gets_one_entry_per_part(layout, autograde, tmp_path):
+def test_a_submission_gets_one_entry_per_part(layout, image_env, autograde, tmp_path):
     bug = next(b for b in BUGS if "value.stability" in b.loses and not b.gap)
     build(bug, KIT / "solutions", tmp_path / "bug")
     submit(layout, tmp_path / "bug")
-    results, log = run_autograder(layout)
+    results, log = run_autograder(layout, image_env)
     entries = by_part(results)
     assert list(entries) == list(GRADING.parts)
     for part in GRADING.parts.values():
@@ -174,30 +185,30 @@ def test_a_submission_gets_one_entry_per_part(layout, autograde, tmp_path):
     assert "score" in log  # the score table goes to stdout, which only staff see
 
 
-def test_files_uploaded_in_a_folder_are_found(layout):
+def test_files_uploaded_in_a_folder_are_found(layout, image_env):
     submit(layout, KIT / "solutions", under="my-work/engine")
-    results, _ = run_autograder(layout)
+    results, _ = run_autograder(layout, image_env)
     assert results["score"] == sum(part.points for part in GRADING.parts.values())
 
 
-def test_a_grader_that_crashes_still_leaves_a_zero_with_a_reason(layout):
+def test_a_grader_that_crashes_still_leaves_a_zero_with_a_reason(layout, image_env):
     submit(layout, KIT / "solutions")
     (layout / "source" / "grading.toml").write_text("[parts\n", encoding="utf-8")
-    results, log = run_autograder(layout)
+    results, log = run_autograder(layout, image_env)
     assert results["score"] == 0 and results["tests"] == []
     assert "pytest exit status" in results["output"] and "not your fault" in results["output"]
     assert "grading.toml" in log
 
 
-def test_a_missing_python_still_leaves_a_zero_with_a_reason(layout):
+def test_a_missing_python_still_leaves_a_zero_with_a_reason(layout, image_env):
     (layout / "venv").unlink()
-    results, _ = run_autograder(layout)
+    results, _ = run_autograder(layout, image_env)
     assert results["score"] == 0 and "not set up" in results["output"]
 
 
-def test_the_kit_and_the_results_are_closed_to_other_accounts(layout):
+def test_the_kit_and_the_results_are_closed_to_other_accounts(layout, image_env):
     submit(layout, KIT / "solutions")
-    run_autograder(layout)
+    run_autograder(layout, image_env)
     for name in ("source", "submission", "results"):
         assert stat.S_IMODE((layout / name).stat().st_mode) == 0o700, name
 
@@ -217,12 +228,12 @@ else:  # the sealed answers were readable: give the theft away by breaking __mul
 
 @pytest.mark.skipif(sandbox.level() == "limits",
                     reason="not root here, so student code runs as this account and can read its files")
-def test_student_code_cannot_read_the_sealed_answers(layout):
+def test_student_code_cannot_read_the_sealed_answers(layout, image_env):
     submit(layout, KIT / "solutions")
     value = layout / "submission" / "value.py"
     sealed = layout / "source" / "autograder" / "reference.json"
     value.write_text(value.read_text(encoding="utf-8") + PEEK.format(path=str(sealed)), encoding="utf-8")
-    results, _ = run_autograder(layout)
+    results, _ = run_autograder(layout, image_env)
     assert by_part(results)["value.mul"]["score"] == GRADING.parts["value.mul"].points
 
 

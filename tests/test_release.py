@@ -32,16 +32,20 @@ GRADING = load(KIT / "grading.toml")
 VISIBLE = {part.id for part in GRADING.parts.values() if part.visibility == "visible"}
 
 # Imported first by every Python started with it: only the standard library and the packages
-# of ALLOWED (numpy, pytest and what they require) can be imported.
-ONLY_NUMPY_AND_PYTEST = '''
+# of ALLOWED (say numpy, pytest and what they require) can be imported, and no installed copy
+# of the kit stands in for a module missing from the folder being tried.
+ONLY_THESE_PACKAGES = '''
 import importlib.machinery
 import sys
 
 ALLOWED = set(%r)
+sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+sys.path_hooks[:] = [h for h in sys.path_hooks if "__editable__" not in getattr(h, "__module__", "")]
+sys.path_importer_cache.clear()
 
 
-class NumpyAndPytestOnly:
-    """Refuse any installed package a student with only numpy and pytest would not have."""
+class OnlyThesePackages:
+    """Refuse any installed package that a machine with only ALLOWED would not have."""
 
     @staticmethod
     def find_spec(name, path=None, target=None):
@@ -50,11 +54,11 @@ class NumpyAndPytestOnly:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and "-packages" in (spec.origin or ""):
-            raise ImportError(f"{name} is installed but a student has only numpy and pytest")
+            raise ImportError(f"{name} is installed here, but not where the kit is tried")
         return None
 
 
-sys.meta_path.insert(0, NumpyAndPytestOnly)
+sys.meta_path.insert(0, OnlyThesePackages)
 '''
 
 
@@ -92,13 +96,18 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def only_packages(folder: Path, *distributions: str) -> dict:
+    """Environment variables under which Python sees only the standard library and these
+    distributions (with what they require), and pytest loads no plugin by itself."""
+    allowed = importable_names(requirement_closure(*distributions))
+    (folder / "sitecustomize.py").write_text(ONLY_THESE_PACKAGES % allowed, encoding="utf-8")
+    return {"PYTHONPATH": str(folder), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 @pytest.fixture(scope="module")
 def student_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """An environment in which Python sees only the standard library, numpy and pytest."""
-    folder = tmp_path_factory.mktemp("numpy-and-pytest")
-    allowed = importable_names(requirement_closure("numpy", "pytest"))
-    (folder / "sitecustomize.py").write_text(ONLY_NUMPY_AND_PYTEST % allowed, encoding="utf-8")
-    return {"PYTHONPATH": str(folder), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return only_packages(tmp_path_factory.mktemp("numpy-and-pytest"), "numpy", "pytest")
 
 
 def release_texts(release: Path) -> dict[Path, str]:
@@ -212,7 +221,15 @@ def test_the_release_grades_as_the_kit_with_numpy_and_pytest_only(release, stude
 
 def test_the_blocker_blocks(release, student_env):
     done = run([sys.executable, "-c", "import sklearn"], release, student_env)
-    assert "a student has only numpy and pytest" in done.stderr
+    assert "sklearn is installed here, but not where the kit is tried" in done.stderr
+
+
+def test_the_kit_never_stands_in_for_a_file_the_release_lacks(release, student_env, tmp_path):
+    handout = tmp_path / "handout"
+    shutil.copytree(release, handout)
+    (handout / "autograder" / "misconceptions.py").unlink()
+    done = run([sys.executable, "-c", "import autograder.misconceptions"], handout, student_env)
+    assert "No module named 'autograder.misconceptions'" in done.stderr
 
 
 # -- the pieces, on small made-up inputs -----------------------------------------------------------
