@@ -86,24 +86,33 @@ def runner(pytestconfig: pytest.Config):
 
 @pytest.fixture
 def grade(runner: Runner, request: pytest.FixtureRequest):
-    """grade(scenario_id, suspects={...}, tolerance="default", **kwargs): judge one scenario."""
+    """grade(scenario_id, suspects={...}, tolerance="default", provided=None, **kwargs).
+
+    Judges one scenario, and fails the test with the judge's message. `provided` is a
+    (scenario id, what it shows) pair: when the submission fails that scenario, this test is
+    not judged (it cannot be, fairly) and does not count for its part.
+    """
     tolerances = runner.grading.tolerances
 
-    def check(scenario_id: str, *, suspects: dict | None = None, tolerance: str = "default",
-              **kwargs) -> None:
+    def verdict(scenario_id: str, kwargs: dict, suspects: dict, tolerance: str) -> judge.Verdict:
         expected, got, limit = runner.run(scenario_id, kwargs)
         loose = tolerance == "training"
-        verdict = judge.judge(
+        return judge.judge(
             situation=request.node.function.__doc__ or request.node.name,
             snippet=scenario_function(scenario_id).__doc__ or "",
             kwargs=kwargs, expected=expected, got=got,
             tolerance=judge.Tolerance(tolerances.training_rel if loose else tolerances.rel,
                                       tolerances.training_abs if loose else tolerances.abs),
             fd_tolerance=judge.Tolerance(tolerances.fd_rel, tolerances.fd_abs),
-            suspects=suspects or {}, timeout=limit)
-        request.node.stash[VERDICT] = verdict
-        if not verdict.passed:
-            pytest.fail(verdict.message, pytrace=False)
+            suspects=suspects, timeout=limit)
+
+    def check(scenario_id: str, *, suspects: dict | None = None, tolerance: str = "default",
+              provided: tuple[str, str] | None = None, **kwargs) -> None:
+        if provided and not verdict(provided[0], {}, {}, "default").passed:
+            pytest.skip(f"not judged: it needs {provided[1]}, which is not there yet")
+        outcome = request.node.stash[VERDICT] = verdict(scenario_id, kwargs, suspects or {}, tolerance)
+        if not outcome.passed:
+            pytest.fail(outcome.message, pytrace=False)
 
     return check
 
@@ -116,10 +125,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if report.when == "call" or (report.when == "setup" and report.failed):
         verdict = item.stash.get(VERDICT, None)
-        message = verdict.message if verdict else str(report.longrepr or "")
+        if report.skipped:
+            message = report.longrepr[2].removeprefix("Skipped: ")
+        else:
+            message = verdict.message if verdict else str(report.longrepr or "")
         item.config.stash[OUTCOMES].append(scoring.Outcome(
             test=item.name, part=item.get_closest_marker("part").args[0], passed=report.passed,
-            message="" if report.passed else message,
+            excused=report.skipped, message="" if report.passed else message,
             misconception=verdict.misconception if verdict else None))
     return report
 

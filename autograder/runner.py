@@ -71,6 +71,7 @@ class Runner:
         self.grading = grading
         self.submission = Worker(submission, grading.limits)
         self.reference = reference
+        self.answers: dict[str, tuple[Answer, Answer, float]] = {}
 
     def time_limit(self, reference: Answer) -> float:
         limits = self.grading.limits
@@ -78,9 +79,12 @@ class Runner:
 
     def run(self, scenario_id: str, kwargs: dict) -> tuple[Answer, Answer, float]:
         """The reference's answer, the submission's answer, and the time limit it had."""
-        expected = self.reference.answer(scenario_id, kwargs)
-        limit = self.time_limit(expected)
-        return expected, self.submission.run(scenario_id, kwargs, limit), limit
+        key = scenario_key(scenario_id, kwargs)
+        if key not in self.answers:
+            expected = self.reference.answer(scenario_id, kwargs)
+            limit = self.time_limit(expected)
+            self.answers[key] = expected, self.submission.run(scenario_id, kwargs, limit), limit
+        return self.answers[key]
 
     def close(self) -> None:
         self.submission.close()

@@ -16,6 +16,7 @@ class Outcome:
     test: str
     part: str
     passed: bool
+    excused: bool = False  # not judged: something it needs (named in the message) is missing
     message: str = ""
     misconception: str | None = None
 
@@ -39,13 +40,14 @@ def score(outcomes: list[Outcome], grading: Grading) -> list[PartScore]:
     scores = []
     for part in grading.parts.values():
         mine = [o for o in outcomes if o.part == part.id]
-        passed = sum(o.passed for o in mine)
-        fraction = passed / len(mine) if mine else 0.0
+        judged = [o for o in mine if not o.excused]
+        passed = sum(o.passed for o in judged)
+        fraction = passed / len(judged) if judged else 0.0
         failed = [o for o in mine if not o.passed]
         scores.append(PartScore(
             part=part.id, title=part.title, score=round(part.points * fraction, 2),
             max_score=part.points, bonus=part.bonus, visibility=part.visibility,
-            passed=passed, total=len(mine),
+            passed=passed, total=len(judged),
             messages=[f"{o.test}\n{o.message}" for o in failed],
             misconceptions=sorted({o.misconception for o in failed if o.misconception})))
     return scores

@@ -2,7 +2,9 @@
 
 Each builds its graph from the operation it grades and the given ones (+, -, **, exp, log,
 unary -), so that a bug in one stub costs only the parts that use it. An upstream gradient
-other than 1 comes from `L = (out + shift) ** 2` with `shift` chosen so that dL/dout = 3.
+other than 1 comes from `L = (out + shift) ** 2` with `shift` chosen so that dL/dout = 3;
+such a graph has several levels, so it is judged only when backward() gets the order of the
+given operations right (ORDERED), and every operation is also judged at the root.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import math
 from .common import gradient_fd, uniform
 
 UPSTREAM = 3.0
+# Multi-level graphs are judged only when backward() passes this scenario.
+ORDERED = ("value:order_probe", "a backward() that runs the nodes in topological order (value.backward)")
 
 
 def _shift(out: float) -> float:
@@ -19,37 +23,66 @@ def _shift(out: float) -> float:
     return UPSTREAM / 2 - out
 
 
+def _loss(out, shift: float | None):
+    """`out` itself at the root, or `(out + shift) ** 2` above it."""
+    return out if shift is None else (out + shift) ** 2
+
+
 def _binary_cases(value, op, seed: int, count: int, low: float, high: float,
-                  margin: float = 0.0) -> list[dict]:
+                  upstream: bool = True) -> list[dict]:
     Value = value.Value
-    numbers = uniform(seed, 2 * count, low, high, margin=margin)
+    numbers = uniform(seed, 2 * count, low, high)
     cases = []
     for a, b in zip(numbers[::2], numbers[1::2]):
-        shift = _shift(op(a, b))
+        shift = _shift(op(a, b)) if upstream else None
 
         def loss(point, shift=shift):
-            return ((op(Value(point[0]), Value(point[1])) + shift) ** 2).data
+            return _loss(op(Value(point[0]), Value(point[1])), shift).data
 
         x, y = Value(a), Value(b)
         out = op(x, y)
-        ((out + shift) ** 2).backward()
-        cases.append({"inputs": {"a": a, "b": b, "shift": shift}, "data": out.data,
-                      "grads": [x.grad, y.grad], "grads_fd": gradient_fd(loss, [a, b])})
+        _loss(out, shift).backward()
+        inputs = {"a": a, "b": b} if shift is None else {"a": a, "b": b, "shift": shift}
+        cases.append({"inputs": inputs, "data": out.data, "grads": [x.grad, y.grad],
+                      "grads_fd": gradient_fd(loss, [a, b])})
     return cases
 
 
-def _unary_cases(value, op, points: list[float]) -> list[dict]:
+def _unary_cases(value, op, points: list[float], upstream: bool = True) -> list[dict]:
     Value = value.Value
     cases = []
     for a in points:
-        shift = _shift(op(a))
+        shift = _shift(op(a)) if upstream else None
         x = Value(a)
         out = op(x)
-        ((out + shift) ** 2).backward()
-        cases.append({"inputs": {"a": a, "shift": shift}, "data": out.data, "grad": x.grad,
-                      "grad_fd": gradient_fd(lambda p, s=shift: ((op(Value(p[0])) + s) ** 2).data,
-                                             [a])[0]})
+        _loss(out, shift).backward()
+        inputs = {"a": a} if shift is None else {"a": a, "shift": shift}
+        cases.append({"inputs": inputs, "data": out.data, "grad": x.grad,
+                      "grad_fd": gradient_fd(lambda p, s=shift: _loss(op(Value(p[0])), s).data, [a])[0]})
     return cases
+
+
+def _tanh(x):
+    return x.tanh() if not isinstance(x, float) else math.tanh(x)
+
+
+def _relu(x):
+    return x.relu() if not isinstance(x, float) else max(x, 0.0)
+
+
+def _sigmoid(x):
+    return x.sigmoid() if not isinstance(x, float) else 0.5 * (1 + math.tanh(x / 2))
+
+
+def order_probe(value) -> dict:
+    """
+    x = Value(2.0)
+    r = x ** 2 + 1
+    L = r ** 2 + r ** 2      # r has two consumers: its gradient is complete only after both
+    L.backward()
+    print(x.grad)            # 80.0
+    """
+    return shared_node(value, 2.0)
 
 
 # -- value.mul ---------------------------------------------------------------------------------
@@ -63,6 +96,42 @@ def products(value, seed: int, count: int) -> list[dict]:
     print(c.data, a.grad, b.grad)
     """
     return _binary_cases(value, lambda a, b: a * b, seed, count, -3.0, 3.0)
+
+
+def products_at_root(value, seed: int, count: int) -> list[dict]:
+    """
+    a, b = Value({a}), Value({b})
+    c = a * b
+    c.backward()
+    print(c.data, a.grad, b.grad)
+    """
+    return _binary_cases(value, lambda a, b: a * b, seed, count, -3.0, 3.0, upstream=False)
+
+
+def times_number(value, x: float, k: float) -> dict:
+    """
+    x = Value({x})
+    y = x * {k}
+    y.backward()
+    print(y.data, x.grad)
+    """
+    v = value.Value(x)
+    y = v * k
+    y.backward()
+    return {"data": y.data, "grad": v.grad}
+
+
+def number_times(value, x: float, k: float) -> dict:
+    """
+    x = Value({x})
+    y = {k} * x               # Python asks x.__rmul__
+    y.backward()
+    print(y.data, x.grad)
+    """
+    v = value.Value(x)
+    y = k * v
+    y.backward()
+    return {"data": y.data, "grad": v.grad}
 
 
 def square(value, x: float) -> dict:
@@ -114,8 +183,17 @@ def tanh_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(t.data, x.grad)
     """
-    return _unary_cases(value, lambda x: x.tanh() if not isinstance(x, float) else math.tanh(x),
-                        uniform(seed, count, -2.5, 2.5))
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5))
+
+
+def tanh_at_root(value, seed: int, count: int) -> list[dict]:
+    """
+    x = Value({a})
+    t = x.tanh()
+    t.backward()
+    print(t.data, x.grad)
+    """
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), upstream=False)
 
 
 def tanh_beside_input(value, x: float) -> dict:
@@ -152,8 +230,31 @@ def relu_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(r.data, x.grad)
     """
-    return _unary_cases(value, lambda x: x.relu() if not isinstance(x, float) else max(x, 0.0),
-                        uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05))
+    return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05))
+
+
+def relu_at_root(value, seed: int, count: int) -> list[dict]:
+    """
+    x = Value({a})
+    r = x.relu()
+    r.backward()
+    print(r.data, x.grad)
+    """
+    return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05),
+                        upstream=False)
+
+
+def relu_beside_input(value, x: float) -> dict:
+    """
+    x = Value({x})
+    y = x.relu() + x       # x gets a gradient from both terms
+    y.backward()
+    print(y.data, x.grad)
+    """
+    v = value.Value(x)
+    y = v.relu() + v
+    y.backward()
+    return {"data": y.data, "grad": v.grad}
 
 
 def relu_in_expression(value, a: float, c: float) -> dict:
@@ -177,8 +278,17 @@ def sigmoid_values(value, points: list[float]) -> list[dict]:
     L.backward()
     print(s.data, x.grad)
     """
-    return _unary_cases(value, lambda x: x.sigmoid() if not isinstance(x, float)
-                        else 0.5 * (1 + math.tanh(x / 2)), points)
+    return _unary_cases(value, _sigmoid, points)
+
+
+def sigmoid_at_root(value, points: list[float]) -> list[dict]:
+    """
+    x = Value({a})
+    s = x.sigmoid()
+    s.backward()
+    print(s.data, x.grad)
+    """
+    return _unary_cases(value, _sigmoid, points, upstream=False)
 
 
 # -- value.truediv ---------------------------------------------------------------------------------
@@ -192,6 +302,29 @@ def quotients(value, seed: int, count: int) -> list[dict]:
     print(q.data, a.grad, b.grad)
     """
     return _binary_cases(value, lambda a, b: a / b, seed, count, 0.5, 3.0)
+
+
+def quotients_at_root(value, seed: int, count: int) -> list[dict]:
+    """
+    a, b = Value({a}), Value({b})
+    q = a / b
+    q.backward()
+    print(q.data, a.grad, b.grad)
+    """
+    return _binary_cases(value, lambda a, b: a / b, seed, count, 0.5, 3.0, upstream=False)
+
+
+def quotient_beside_numerator(value, a: float, b: float) -> dict:
+    """
+    a, b = Value({a}), Value({b})
+    y = a / b + a          # a gets a gradient from both terms
+    y.backward()
+    print(y.data, a.grad, b.grad)
+    """
+    x, z = value.Value(a), value.Value(b)
+    y = x / z + x
+    y.backward()
+    return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
 def divide_by_number(value, x: float, k: float) -> dict:

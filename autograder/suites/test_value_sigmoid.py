@@ -2,14 +2,21 @@
 
 import pytest
 
+from autograder.scenarios.value import ORDERED
+
 pytestmark = pytest.mark.part("value.sigmoid")
+
+
+def test_sigmoid_at_the_root(grade):
+    """sigmoid at a few inputs between -4 and 4, each the root of its graph."""
+    grade("value:sigmoid_at_root", points=[-4.0, -1.3, 0.0, 0.7, 2.2, 4.0])
 
 
 def test_sigmoid_at_moderate_inputs(grade):
     """sigmoid at a few inputs between -4 and 4, with an upstream gradient of 3."""
-    grade("value:sigmoid_values", points=[-4.0, -1.3, 0.0, 0.7, 2.2, 4.0])
+    grade("value:sigmoid_values", points=[-4.0, -1.3, 0.0, 0.7, 2.2, 4.0], provided=ORDERED)
 
 
 def test_sigmoid_far_from_zero(grade):
     """sigmoid at -1000 and 1000: 0 and 1, never an overflow."""
-    grade("value:sigmoid_values", points=[-1000.0, 1000.0])
+    grade("value:sigmoid_at_root", points=[-1000.0, 1000.0])
