@@ -112,6 +112,8 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
             pytest.skip(f"not judged: it needs {provided[1]}, which is not there yet")
         outcome = request.node.stash[VERDICT] = verdict(scenario_id, kwargs, suspects or {}, tolerance)
         if not outcome.passed:
+            if runner.unsteady(scenario_id, kwargs):
+                outcome.message += "\n\n" + judge.UNSTEADY
             pytest.fail(outcome.message, pytrace=False)
 
     return check

@@ -17,6 +17,11 @@ from .misconceptions import CATALOGUE
 from .worker import Answer
 
 FD_SUFFIX = "_fd"
+UNSTEADY = textwrap.fill(
+    "Run again in a fresh process, this scenario gave a different answer. Your engine's result "
+    "depends on an order that memory addresses decide, such as the order of a set of parents: "
+    "a correct engine gives the same answer in any order, so look for a rule that assigns "
+    "instead of adding, or a traversal that visits a node before its consumers.", 88)
 
 
 @dataclass(frozen=True)

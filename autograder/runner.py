@@ -72,6 +72,7 @@ class Runner:
         self.submission = Worker(submission, grading.limits)
         self.reference = reference
         self.answers: dict[str, tuple[Answer, Answer, float]] = {}
+        self.second: Worker | None = None
 
     def time_limit(self, reference: Answer) -> float:
         limits = self.grading.limits
@@ -86,6 +87,21 @@ class Runner:
             self.answers[key] = expected, self.submission.run(scenario_id, kwargs, limit), limit
         return self.answers[key]
 
+    def unsteady(self, scenario_id: str, kwargs: dict) -> bool:
+        """Does the submission answer differently in another process (with another history)?
+
+        An engine that visits a set of parents, ordered by memory addresses, can do that.
+        """
+        expected, got, limit = self.run(scenario_id, kwargs)
+        if got.observations is None:
+            return False
+        if self.second is None:
+            self.second = Worker(self.submission.folder, self.grading.limits)
+        again = self.second.run(scenario_id, kwargs, limit)
+        return again.observations is not None and again.observations != got.observations
+
     def close(self) -> None:
         self.submission.close()
         self.reference.close()
+        if self.second is not None:
+            self.second.close()
