@@ -182,10 +182,12 @@ def grading_cells(engine: str, grading: Grading) -> list[nbformat.NotebookNode]:
                       "points.", f"{engine}-grading")]
     for part in parts:
         bonus = " (bonus: counted as extra credit)" if part.bonus else ""
-        cells.append(new_cell("code", f"# {part.id}, {part.points:g} points{bonus}: {part.title}\n"
-                              "from autograder.notebooks import check_part\n\n"
-                              f"check_part({part.id!r})",
-                              grade_id(part.id), grade=True, points=0 if part.bonus else part.points))
+        source = (f"# {part.id}, {part.points:g} points{bonus}: {part.title}\n"
+                  "if __name__ == \"__main__\":  # in Jupyter; not when the notebook is imported\n"
+                  "    from autograder.notebooks import check_part\n\n"
+                  f"    check_part({part.id!r})")
+        cells.append(new_cell("code", source, grade_id(part.id), grade=True,
+                              points=0 if part.bonus else part.points))
     return cells
 
 

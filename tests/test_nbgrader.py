@@ -154,6 +154,19 @@ def test_the_source_notebooks_earn_every_point(course):
     assert scores == {part.id: part.points for part in GRADING.parts.values()}
 
 
+def test_grading_cells_do_nothing_where_a_notebook_is_imported(course, tmp_path):
+    """A converter that keeps every code cell, grading cells too, still makes a working module."""
+    for engine in ENGINES:
+        notebook = nbformat.read(course / "source" / ASSIGNMENT / f"{engine}.ipynb", as_version=4)
+        code = "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+        assert "check_part(" in code
+        (tmp_path / f"{engine}.py").write_text(code, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                           "--submission", str(tmp_path)], cwd=KIT, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
 # -- the gradebook ---------------------------------------------------------------------------------------
 
 def test_the_kits_scores_reach_nbgraders_export(course, tmp_path):
