@@ -47,14 +47,14 @@ def grading_of(config: pytest.Config) -> Grading:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     grading = grading_of(config)
-    timeout = pytest.mark.timeout(grading.limits.test_timeout_seconds)
+    guarded = config.pluginmanager.hasplugin("timeout")
     for item in items:
         marker = item.get_closest_marker("part")
         if marker is None or marker.args[0] not in grading.parts:
             raise pytest.UsageError(f"{item.nodeid}: mark it with @pytest.mark.part(<id>) naming a "
                                     f"part of {grading.source}")
-        if config.pluginmanager.hasplugin("timeout"):
-            item.add_marker(timeout)  # the last resort; workers have their own time limits
+        if guarded:  # the last resort; workers have their own time limits
+            item.add_marker(pytest.mark.timeout(grading.limits.test_timeout_seconds))
 
 
 def reference_source(config: pytest.Config, grading: Grading):
