@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import hashlib
 import itertools
 import json
@@ -298,11 +299,19 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.output
     try:
         grading = load()
-        submissions = intake.collect(args.submissions)
+        submissions = intake.collect(args.submissions, ignore=out)
     except (intake.IntakeError, OSError) as error:
         console.print(f"autograder bulk: {error}")
         return 2
     out.mkdir(parents=True, exist_ok=True)
+    lock = (out / "bulk.lock").open("w")
+    try:
+        # Held until this process ends, however it ends: two runs would grade into one gradebook.
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        console.print(f"autograder bulk: another run is writing to {out}; wait for it or choose another -o")
+        return 2
+    shutil.rmtree(out / "staging", ignore_errors=True)
     for submission in submissions:
         intake.stage(submission, out / "staging" / staging_name(submission.source))
     version = grader_version()

@@ -75,8 +75,9 @@ class Item:
 
 # -- the class folder --------------------------------------------------------------------------
 
-def collect(folder: Path) -> list[Submission]:
-    """Every submission in a class folder, in a stable order."""
+def collect(folder: Path, ignore: Path | None = None) -> list[Submission]:
+    """Every submission in a class folder, in a stable order; `ignore` (the grader's own output
+    folder, should it sit inside the class folder) is not one."""
     if not folder.is_dir():
         raise IntakeError(f"{folder}: not a folder; point `autograder bulk` at the folder holding "
                           "the submissions (unzip an LMS download first)")
@@ -86,6 +87,8 @@ def collect(folder: Path) -> list[Submission]:
                 for student in visible_entries(submitted)]
     submissions, lms_groups = [], {}
     for entry in visible_entries(folder):
+        if ignore is not None and entry.resolve() == ignore.resolve():
+            continue
         match = LMS_FILE.match(entry.name)
         if entry.is_file() and match:
             lms_groups.setdefault(match["student"].lower(), []).append(entry)

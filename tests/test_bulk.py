@@ -2,6 +2,7 @@
 
 import csv
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
@@ -142,9 +143,10 @@ def test_a_second_run_grades_nothing_again(example_run):
 
 def test_only_a_changed_submission_is_graded_again_and_force_grades_all(tmp_path, reference_cache):
     klass = dual_only_class(tmp_path / "class", {"una": DUAL, "val": DUAL})
-    out = outdir(tmp_path / "out", reference_cache)
+    out = outdir(klass / "graded", reference_cache)  # inside the class folder, and not a submission
     assert bulk_run(klass, out) == 0
     first = submission_ids(out)
+    assert sorted(first) == ["una", "val"]
     (klass / "val" / "dual.py").write_text(DUAL.replace("math.cos(self.val)", "-math.cos(self.val)"))
     assert bulk_run(klass, out) == 0
     second = submission_ids(out)
@@ -152,6 +154,15 @@ def test_only_a_changed_submission_is_graded_again_and_force_grades_all(tmp_path
     assert rows(out)["val"][7] != rows(out)["una"][7]
     assert bulk_run(klass, out, "--force") == 0
     assert set(submission_ids(out).values()).isdisjoint(second.values())
+
+
+def test_a_second_run_into_the_same_outdir_waits_its_turn(tmp_path):
+    klass = dual_only_class(tmp_path / "class", {"una": DUAL})
+    (tmp_path / "out").mkdir()
+    with (tmp_path / "out" / "bulk.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert bulk_run(klass, tmp_path / "out") == 2
+    assert not (tmp_path / "out" / "gradebook.sqlite").exists()
 
 
 def alive(pid: int) -> bool:
