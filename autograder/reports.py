@@ -157,12 +157,13 @@ def feedback_markdown(entry: Entry, grading: Grading) -> str:
     if entry.status == "failed":
         lines += [f"**This submission could not be graded:** {entry.reason}", ""]
     lines += ["| part | | points |", "| --- | --- | ---: |"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in score_rows(entry, grading)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+              for row in score_rows(entry, grading)]
     if entry.notes:
         lines += ["", "## Your files", ""] + [f"- {note}" for note in entry.notes]
     for heading, messages, causes in sections(entry, grading):
         lines += ["", f"## {heading}", ""]
-        lines += [f"Likely cause: {cause}" for cause in causes] + ([""] if causes else [])
+        lines += [f"- Likely cause: {cause}" for cause in causes] + ([""] if causes else [])
         mark = fence(messages)
         lines += [f"{mark}text", messages, mark]
     return "\n".join(lines) + "\n"
