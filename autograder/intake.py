@@ -289,7 +289,7 @@ def split_notebook(text: str, where: str, submission: Submission) -> dict[str, s
                                 "save it again from Jupyter")
         return {}
     cells = [(number, cell.source) for number, cell in enumerate(notebook.cells, 1)
-             if cell.cell_type == "code" and cell.source.strip()]
+             if cell.cell_type == "code" and cell.source.strip() and not nbgrader_check(cell)]
     if not cells:
         submission.notes.append(f"{where}: the notebook has no code")
         return {}
@@ -315,6 +315,12 @@ def split_notebook(text: str, where: str, submission: Submission) -> dict[str, s
         header = f"# {engine}.py, made from the code cells {', '.join(str(n) for n, _ in mine)} of {where}\n"
         modules[engine] = header + "".join(line + "\n" for line in futures) + cells + "\n"
     return modules
+
+
+def nbgrader_check(cell: nbformat.NotebookNode) -> bool:
+    """An nbgrader grading cell: it grades the notebook, it is no part of the student's module."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("grade")) and not meta.get("solution")
 
 
 def python_of(cell: str) -> str:

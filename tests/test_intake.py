@@ -93,6 +93,15 @@ def test_a_notebook_is_split_by_the_names_its_cells_define(tmp_path):
         compile(module, "<notebook module>", "exec")
 
 
+def test_an_nbgrader_grading_cell_is_not_part_of_the_module(tmp_path):
+    book = nbformat.v4.new_notebook()
+    check = nbformat.v4.new_code_cell("raise SystemExit('grading')")
+    check.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "part-dual", "points": 10}
+    book.cells = [nbformat.v4.new_code_cell(DUAL), check]
+    (tmp_path / "nia.ipynb").write_text(nbformat.writes(book))
+    assert "SystemExit" not in one(tmp_path).files["dual"]
+
+
 def test_a_future_import_in_a_later_cell_moves_to_the_top_of_its_module(tmp_path):
     (tmp_path / "fox.ipynb").write_text(notebook(
         ("code", "import math"),
