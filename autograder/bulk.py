@@ -304,13 +304,21 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"autograder bulk: {error}")
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    lock = (out / "bulk.lock").open("w")
-    try:
-        # Held until this process ends, however it ends: two runs would grade into one gradebook.
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        console.print(f"autograder bulk: another run is writing to {out}; wait for it or choose another -o")
-        return 2
+    with (out / "bulk.lock").open("w") as lock:
+        try:
+            # Released when this process ends, however it ends: two runs would share one gradebook.
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            console.print(f"autograder bulk: another run is writing to {out}; wait for it or choose "
+                          "another -o")
+            return 2
+        return grade_class(args, submissions, grading, console)
+
+
+def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], grading: Grading,
+                console: Console) -> int:
+    """Stage, grade what is new or changed, and write the reports; the exit status."""
+    out: Path = args.output
     shutil.rmtree(out / "staging", ignore_errors=True)
     for submission in submissions:
         intake.stage(submission, out / "staging" / staging_name(submission.source))
@@ -323,16 +331,15 @@ def run(args: argparse.Namespace) -> int:
                 if args.force or book.graded_with(s.source) != (s.content_hash, version)]
         if todo:
             grade_all(todo, book, grading, version, out, args.jobs, console)
+        entries = book.entries()
     except BulkError as error:
         console.print(f"autograder bulk: {error}")
         return 2
     except KeyboardInterrupt:
-        done = len(book.entries())
-        console.print(f"interrupted: {done} of {len(submissions)} submissions are in the gradebook; "
-                      "run the same command again to grade the rest")
+        console.print(f"interrupted: {len(book.entries())} of {len(submissions)} submissions are in the "
+                      "gradebook; run the same command again to grade the rest")
         return 130
     finally:
-        entries = book.entries()
         book.close()
     reports.write_all(out, entries, grading)
     failed = sum(e.status == "failed" for e in entries)
