@@ -32,10 +32,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from . import intake, reports
+from . import intake, reports, sandbox
 from .config import GRADING_TOML, KIT_ROOT, Grading, Limits, load
 from .gradebook import Entry, Gradebook, Score
-from .runner import SealedReference
+from .runner import SealedReference, time_limit
 
 # The bulk pipeline's own modules: changing them does not change a grade.
 PIPELINE_MODULES = {"bulk.py", "intake.py", "gradebook.py", "reports.py", "cli.py"}
@@ -123,8 +123,7 @@ def wall_clock_cap(limits: Limits, reference: Path) -> float:
     """The most one submission may take: every scenario's own limit, every import, and one
     test's last-resort timeout on top. Only a grader that is itself stuck gets near it."""
     answers = SealedReference(reference).answers.values()
-    # The same limit a scenario gets in runner.py: a multiple of the reference's time, with a floor.
-    scenarios = sum(max(limits.time_floor_seconds, limits.time_multiplier * a.seconds) for a in answers)
+    scenarios = sum(time_limit(limits, answer.seconds) for answer in answers)
     return limits.test_timeout_seconds + scenarios + len(intake.ENGINES) * limits.import_seconds
 
 
@@ -144,7 +143,8 @@ class Processes:
                 return None
             with log.open("wb") as output:
                 process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
-                                           stdin=subprocess.DEVNULL, cwd=KIT_ROOT, process_group=0)
+                                           stdin=subprocess.DEVNULL, cwd=KIT_ROOT, process_group=0,
+                                           env={**os.environ, sandbox.LEVEL_VARIABLE: sandbox.level()})
             self.running.add(process)
             return process
 

@@ -39,6 +39,7 @@ class Tolerances:
 class Limits:
     time_multiplier: float
     time_floor_seconds: float
+    timeouts_per_part: int
     import_seconds: float
     cpu_seconds: int
     memory_mb: int

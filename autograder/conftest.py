@@ -94,8 +94,10 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
     """
     tolerances = runner.grading.tolerances
 
+    part = request.node.get_closest_marker("part").args[0]
+
     def verdict(scenario_id: str, kwargs: dict, suspects: dict, tolerance: str) -> judge.Verdict:
-        expected, got, limit = runner.run(scenario_id, kwargs)
+        expected, got, limit = runner.run(scenario_id, kwargs, part)
         loose = tolerance == "training"
         return judge.judge(
             situation=request.node.function.__doc__ or request.node.name,

@@ -11,8 +11,13 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from .config import Grading
+from .config import Grading, Limits
 from .worker import Answer, Worker
+
+
+def time_limit(limits: Limits, reference_seconds: float) -> float:
+    """What a scenario may take: a multiple of the reference's time for it, with a floor."""
+    return max(limits.time_floor_seconds, limits.time_multiplier * reference_seconds)
 
 
 def scenario_key(scenario_id: str, kwargs: dict) -> str:
@@ -73,18 +78,27 @@ class Runner:
         self.reference = reference
         self.answers: dict[str, tuple[Answer, Answer, float]] = {}
         self.second: Worker | None = None
+        self.timeouts: dict[str, int] = {}  # timeouts in a row, by part
 
-    def time_limit(self, reference: Answer) -> float:
-        limits = self.grading.limits
-        return max(limits.time_floor_seconds, limits.time_multiplier * reference.seconds)
 
-    def run(self, scenario_id: str, kwargs: dict) -> tuple[Answer, Answer, float]:
-        """The reference's answer, the submission's answer, and the time limit it had."""
+    def run(self, scenario_id: str, kwargs: dict, part: str = "") -> tuple[Answer, Answer, float]:
+        """The reference's answer, the submission's answer, and the time limit it had.
+
+        A part whose scenarios keep timing out stops costing minutes: after
+        `timeouts_per_part` in a row, the rest of its scenarios fail without running.
+        """
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
             expected = self.reference.answer(scenario_id, kwargs)
-            limit = self.time_limit(expected)
-            self.answers[key] = expected, self.submission.run(scenario_id, kwargs, limit), limit
+            limit = time_limit(self.grading.limits, expected.seconds)
+            streak = self.timeouts.get(part, 0)
+            if streak >= self.grading.limits.timeouts_per_part:
+                got = Answer(failure=f"not run: the last {streak} scenarios of this part timed out")
+            else:
+                got = self.submission.run(scenario_id, kwargs, limit)
+                timed_out = (got.failure or "").startswith("timed out")
+                self.timeouts[part] = streak + 1 if timed_out else 0
+            self.answers[key] = expected, got, limit
         return self.answers[key]
 
     def unsteady(self, scenario_id: str, kwargs: dict) -> bool:

@@ -35,6 +35,8 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x80
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 WORKER_UID_BASE = 200_000  # worker uid = base + its pid: unique while it runs, owns nothing else
 INSIDE = "/submission"
+LEVELS = ("isolated", "unprivileged", "limits")
+LEVEL_VARIABLE = "AUTOGRADER_SANDBOX_LEVEL"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -109,7 +111,10 @@ def _probe(level: str) -> bool:
 
 @cache
 def level() -> str:
-    """The strongest isolation that works on this machine for this user."""
+    """The strongest isolation that works on this machine for this user (found once; a bulk
+    run passes what it found to its pytest processes in LEVEL_VARIABLE)."""
+    if os.environ.get(LEVEL_VARIABLE) in LEVELS:
+        return os.environ[LEVEL_VARIABLE]
     if os.geteuid() != 0:
         return "limits"
     for candidate in ("isolated", "unprivileged"):
