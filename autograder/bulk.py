@@ -66,6 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"submissions graded at once (default: the number of cores, {cores()})")
     parser.add_argument("--force", action="store_true",
                         help="grade every submission again, even those already in the gradebook")
+    parser.add_argument("--nbgrader-db", metavar="URL",
+                        help="also write the scores into this nbgrader gradebook "
+                             "(e.g. sqlite:////course/gradebook.db); needs --assignment")
+    parser.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment the scores are for")
 
 
 def cores() -> int:
@@ -297,6 +301,9 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     out: Path = args.output
+    if bool(args.nbgrader_db) != bool(args.assignment):
+        console.print("autograder bulk: --nbgrader-db and --assignment go together; give both or neither")
+        return 2
     try:
         grading = load()
         submissions = intake.collect(args.submissions, ignore=out)
@@ -342,6 +349,17 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     finally:
         book.close()
     reports.write_all(out, entries, grading)
+    if args.nbgrader_db:
+        from .notebooks import NotebookError, record_in_gradebook  # nbgrader is a staff extra
+
+        try:
+            for entry in entries:
+                if entry.status == "graded":
+                    record_in_gradebook(args.nbgrader_db, args.assignment, entry.student,
+                                        {score.part: score.points for score in entry.scores}, grading)
+        except NotebookError as error:
+            console.print(f"autograder bulk: {error}")
+            return 2
     failed = sum(e.status == "failed" for e in entries)
     console.print(f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
                   f"unchanged since the last run, {failed} failed (see {out / 'failures.jsonl'}); "

@@ -220,3 +220,19 @@ def test_nbgrader_autograde_runs_the_grading_cells(course):
     record_in_gradebook(f"sqlite:///{course / 'gradebook.db'}", ASSIGNMENT, "dana", scores)
     assert float(export(course)["dana"]["score"]) == sum(scores.values())
 
+
+
+def test_bulk_grading_writes_into_nbgraders_gradebook(course, tmp_path):
+    """`autograder bulk` reads the course's submitted/ tree and records every part in nbgrader."""
+    db_url = f"sqlite:///{course / 'gradebook.db'}"
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "bulk", str(course),
+                           "-o", str(tmp_path / "out"), "--nbgrader-db", db_url, "--assignment", ASSIGNMENT],
+                          cwd=KIT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = export(course)
+    with open(tmp_path / "out" / "grades.csv", newline="", encoding="utf-8") as table:
+        kit = {row["student"]: float(row["total"]) for row in csv.DictReader(table)}
+    most = sum(p.points for p in GRADING.parts.values() if not p.bonus)
+    assert kit["alice"] > most and kit["bob"] == 0 and 0 < kit["carol"] < most
+    for student in ("alice", "bob", "carol"):
+        assert float(rows[student]["score"]) == kit[student]
