@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import itertools
 import json
 import os
@@ -93,8 +94,15 @@ def grader_version() -> str:
 
 
 def pytest_command(*options: str) -> list[str]:
+    """One grading's pytest, started lean: the suites need no assertion rewriting, and of the
+    installed plugins only pytest-timeout (PYTEST_DISABLE_PLUGIN_AUTOLOAD is set in `env`)."""
+    plugins = ["-p", "pytest_timeout"] if importlib.util.find_spec("pytest_timeout") else []
     return [sys.executable, "-c", LAUNCHER, str(os.getpid()), "-m", "pytest", str(KIT_ROOT / "autograder"),
-            "-q", "-p", "no:cacheprovider", *options]
+            "-q", "-p", "no:cacheprovider", "--assert=plain", *plugins, *options]
+
+
+def pytest_env() -> dict[str, str]:
+    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", sandbox.LEVEL_VARIABLE: sandbox.level()}
 
 
 def sealed_reference(out: Path, version: str) -> Path:
@@ -115,7 +123,7 @@ def sealed_reference(out: Path, version: str) -> Path:
         code = subprocess.run(pytest_command("--submission", str(solutions), "--reference", str(solutions),
                                              "--seal-reference", str(partial)),
                               stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                              cwd=KIT_ROOT, check=False).returncode
+                              env=pytest_env(), cwd=KIT_ROOT, check=False).returncode
     if code != 0 or not partial.is_file():
         raise BulkError(f"the reference in {solutions} did not pass its own suites (pytest exited with "
                         f"{code}; see {log}); fix solutions/ or the suites before grading a class")
@@ -148,7 +156,7 @@ class Processes:
             with log.open("wb") as output:
                 process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
                                            stdin=subprocess.DEVNULL, cwd=KIT_ROOT, process_group=0,
-                                           env={**os.environ, sandbox.LEVEL_VARIABLE: sandbox.level()})
+                                           env=pytest_env())
             self.running.add(process)
             return process
 

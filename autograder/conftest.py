@@ -47,7 +47,7 @@ def grading_of(config: pytest.Config) -> Grading:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     grading = grading_of(config)
-    guarded = config.pluginmanager.hasplugin("timeout")
+    guarded = any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout"))
     for item in items:
         marker = item.get_closest_marker("part")
         if marker is None or marker.args[0] not in grading.parts:
