@@ -256,6 +256,9 @@ IN_BACKWARD = {
     "loops_forever": ("while True: pass", "timed out after 0.5 s"),
     "eats_memory": ("hoard = []\nwhile True: hoard.append(bytes(1 << 28))", "memory limit of 2048 MB"),
     "recurses_without_end": ("def down(n): return down(n + 1)\ndown(0)", "RecursionError"),
+    "overflows_the_c_stack": ("import sys\nsys.setrecursionlimit(10**7)\nclass Loop:\n"
+                              "    def __repr__(self): return repr(self)\nrepr(Loop())",
+                              "the worker crashed (segmentation fault"),
 }
 
 
