@@ -36,7 +36,9 @@ PLATFORM_FILES = Path(__file__).parent / "platform_files"
 SUITES = Path("autograder") / "suites"
 SEALED = Path("autograder") / "reference.json"
 # Never copied out of the package: build caches, the templates, and any sealed file left behind.
-NOT_SHIPPED = {"__pycache__", "platform_files", "reference.json", ".pytest_cache"}
+# Staff tools (bulk grading, building releases) grade nothing, so no release carries them.
+STAFF_MODULES = {"bulk.py", "cli.py", "gradebook.py", "intake.py", "release.py", "reports.py"}
+NOT_SHIPPED = {"__pycache__", "platform_files", "reference.json", ".pytest_cache", *STAFF_MODULES}
 STUDENT_REQUIREMENTS = "numpy>=1.24\npytest>=7.4\n"
 # What Gradescope's image needs, pinned to the versions that sealed the answers.
 GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout")
