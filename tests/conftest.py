@@ -1,16 +1,13 @@
 """Fixtures shared by the kit's own tests."""
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
+from autograding import autograde_folder
 
 KIT = Path(__file__).resolve().parent.parent
 ENGINES = ("value", "tensor", "dual")
@@ -37,28 +34,12 @@ def stubs() -> SimpleNamespace:
     return SimpleNamespace(**{name: _load("assignments", name) for name in ENGINES})
 
 
-# A hung grader fails the kit's tests instead of hanging them; a normal run takes a small fraction.
-GRADING_RUN_SECONDS = 1800
-
-
-def _autograde(submission: Path, results: Path, *options: str, env: dict | None = None) -> dict[str, dict]:
-    """Grade `submission` as a TA would, in a pytest subprocess; results.json's entries by part id."""
-    command = [sys.executable, "-m", "pytest", "autograder", "--submission", str(submission),
-               "--results-json", str(results), "-q", "-p", "no:cacheprovider", *options]
-    run = subprocess.run(command, cwd=KIT, env={**os.environ, **(env or {})}, capture_output=True,
-                         text=True, timeout=GRADING_RUN_SECONDS)
-    if run.returncode not in (0, 1) or not results.is_file():  # 0: all passed, 1: some failed
-        raise RuntimeError(f"grading {submission} stopped with exit status {run.returncode} and no "
-                           f"results.json; its output ends with:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
-    return {test["tags"][0]: test for test in json.loads(results.read_text(encoding="utf-8"))["tests"]}
-
-
 @pytest.fixture(scope="session")
 def sealed_reference(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     """solutions/ graded once, its answers sealed: `.path` of the sealed file, `.parts` its results."""
     folder = tmp_path_factory.mktemp("reference")
     path = folder / "reference.json"
-    parts = _autograde(KIT / "solutions", folder / "results.json", "--seal-reference", str(path))
+    parts = autograde_folder(KIT / "solutions", folder / "results.json", "--seal-reference", str(path))
     return SimpleNamespace(path=path, parts=parts)
 
 
@@ -71,6 +52,6 @@ def autograde(sealed_reference: SimpleNamespace,
 
     def grade(submission: Path, env: dict | None = None) -> dict[str, dict]:
         target = Path(tempfile.mkdtemp(dir=results)) / "results.json"
-        return _autograde(submission, target, "--reference", str(sealed_reference.path), env=env)
+        return autograde_folder(submission, target, "--reference", str(sealed_reference.path), env=env)
 
     return grade

@@ -8,15 +8,13 @@ inside backward() cost the parts that call it, and nothing else, with a reason i
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from autograding import autograde_folder
 
 from autograder import sandbox
 
@@ -38,15 +36,11 @@ def fast_grading(folder: Path) -> Path:
     return path
 
 
-def grade(submission: Path, folder: Path, grading: Path, *extra: str) -> dict[str, dict]:
-    """Grade a folder in a pytest process of its own; results.json's entries by part id."""
-    results = folder / f"{submission.name}-results.json"
-    subprocess.run([sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q",
-                    "-p", "no:cacheprovider", "--submission", str(submission),
-                    "--grading", str(grading), "--results-json", str(results), *extra],
-                   cwd=folder, capture_output=True, timeout=900, check=False)
-    entries = json.loads(results.read_text(encoding="utf-8"))["tests"]
-    return {entry["tags"][0]: entry for entry in entries}
+def grade(submission: Path, folder: Path, grading: Path, *extra: str,
+          env: dict | None = None) -> dict[str, dict]:
+    """Grade a folder with the short limits; results.json's entries by part id."""
+    return autograde_folder(submission, folder / f"{submission.name}-results.json",
+                            "--grading", str(grading), *extra, env=env)
 
 
 def scores(results: dict[str, dict]) -> dict[str, float]:
@@ -80,10 +74,8 @@ def bench(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("hostile")
     grading = fast_grading(folder)
     sealed = folder / "reference.json"
-    subprocess.run([sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p",
-                    "no:cacheprovider", "--submission", str(KIT / "solutions"), "--grading",
-                    str(grading), "--seal-reference", str(sealed)], cwd=folder, check=True,
-                   capture_output=True, timeout=900)
+    autograde_folder(KIT / "solutions", folder / "reference-results.json", "--grading", str(grading),
+                     "--seal-reference", str(sealed))
     base = make_submission(folder, "honest")
     run = {"folder": folder, "grading": grading, "extra": ("--reference", str(sealed))}
     run["honest"] = scores(grade(base, folder, grading, *run["extra"]))
@@ -290,11 +282,7 @@ def test_different_hash_seeds_give_the_same_scores(bench):
     submission = make_submission(bench["folder"], "hash_seeds")
     seen = []
     for seed in map(str, range(10)):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        results = bench["folder"] / f"seed-{seed}.json"
-        subprocess.run([sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p",
-                        "no:cacheprovider", "--submission", str(submission), "--grading",
-                        str(bench["grading"]), "--results-json", str(results), *bench["extra"]],
-                       cwd=bench["folder"], env=env, capture_output=True, timeout=900, check=False)
-        seen.append([entry["score"] for entry in json.loads(results.read_text())["tests"]])
+        results = grade(submission, bench["folder"], bench["grading"], *bench["extra"],
+                        env={"PYTHONHASHSEED": seed})
+        seen.append([entry["score"] for entry in results.values()])
     assert all(scores_ == seen[0] for scores_ in seen)
