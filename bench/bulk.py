@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import bulk
-from autograder.cli import main
+from autograder.staff import bulk
+from autograder.staff.cli import main
 
 KIT = Path(__file__).resolve().parent.parent
 SOLUTIONS = {name: (KIT / "solutions" / f"{name}.py").read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.bulk import pytest_command, pytest_env
+from autograder.staff.bulk import pytest_command, pytest_env
 
 KIT = Path(__file__).resolve().parent.parent
 PYTEST = [sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p", "no:cacheprovider",

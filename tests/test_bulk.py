@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from autograder import bulk, reports
-from autograder.cli import main
 from autograder.config import load
-from autograder.gradebook import Entry, Gradebook, Score
+from autograder.staff import bulk, reports
+from autograder.staff.cli import main
+from autograder.staff.gradebook import Entry, Gradebook, Score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from make_class import make_class  # noqa: E402 - examples/ is a folder of scripts, not a package
 
 KIT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "autograder.staff.cli"]
 DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
 # A hung bulk run fails the test instead of hanging it; a normal one takes a small fraction.
 RUN_SECONDS = 600
@@ -204,7 +205,7 @@ def test_sigkill_mid_run_then_a_rerun_gives_the_gradebook_of_an_uninterrupted_ru
     assert bulk_run(klass, whole, "--jobs", "1") == 0
 
     killed = outdir(tmp_path / "killed", reference_cache)
-    command = [sys.executable, "-m", "autograder.cli", "bulk", str(klass), "-o", str(killed), "--jobs", "1"]
+    command = CLI + ["bulk", str(klass), "-o", str(killed), "--jobs", "1"]
     process = subprocess.Popen(command, cwd=KIT, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + RUN_SECONDS

@@ -26,6 +26,7 @@ from autograder import sandbox
 from autograder.config import load
 
 KIT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "autograder.staff.cli"]
 GRADING = load(KIT / "grading.toml")
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
 FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
@@ -91,7 +92,7 @@ def validate(results: dict) -> None:
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "gradescope", "-o", str(path)],
+    done = subprocess.run(CLI + ["release", "gradescope", "-o", str(path)],
                           cwd=KIT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     return path

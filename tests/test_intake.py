@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import intake
+from autograder.staff import intake
 
 KIT = Path(__file__).resolve().parent.parent
 VALUE = (KIT / "solutions" / "value.py").read_text(encoding="utf-8")

@@ -19,22 +19,17 @@ import pytest
 from test_release import solution_lines
 
 from autograder.config import load
-from autograder.release import stubs_of
+from autograder.staff.release import stubs_of
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is a staff extra: pip install -e '.[staff]'")
 pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install nbgrader==0.9.6")
 from nbgrader.api import Gradebook  # noqa: E402 - only once nbgrader is known to be there
 
-from autograder.notebooks import (  # noqa: E402
-    BEGIN,
-    END,
-    build_notebook,
-    grade_id,
-    record_in_gradebook,
-    score_notebooks,
-)
+from autograder.notebook import grade_id, score_notebooks  # noqa: E402
+from autograder.staff.notebooks import BEGIN, END, build_notebook, record_in_gradebook  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "autograder.staff.cli"]
 ENGINES = ("value", "tensor", "dual")
 GRADING = load(KIT / "grading.toml")
 ASSIGNMENT = "engines"
@@ -84,7 +79,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\n",
                                              encoding="utf-8")
     source = root / "source" / ASSIGNMENT
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "nbgrader", "-o", str(source)],
+    done = subprocess.run(CLI + ["release", "nbgrader", "-o", str(source)],
                           cwd=KIT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     nbgrader(root, "generate_assignment", ASSIGNMENT, "--create")
@@ -225,7 +220,7 @@ def test_nbgrader_autograde_runs_the_grading_cells(course):
 def test_bulk_grading_writes_into_nbgraders_gradebook(course, tmp_path):
     """`autograder bulk` reads the course's submitted/ tree and records every part in nbgrader."""
     db_url = f"sqlite:///{course / 'gradebook.db'}"
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "bulk", str(course),
+    done = subprocess.run(CLI + ["bulk", str(course),
                            "-o", str(tmp_path / "out"), "--nbgrader-db", db_url, "--assignment", ASSIGNMENT],
                           cwd=KIT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

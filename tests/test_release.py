@@ -24,9 +24,18 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from autograder.config import load
-from autograder.release import ReleaseError, SuiteTest, collect, only_parts, plan_suites, prune, stubs_of
+from autograder.staff.release import (
+    ReleaseError,
+    SuiteTest,
+    collect,
+    only_parts,
+    plan_suites,
+    prune,
+    stubs_of,
+)
 
 KIT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "autograder.staff.cli"]
 ENGINES = ("value", "tensor", "dual")
 GRADING = load(KIT / "grading.toml")
 VISIBLE = {part.id for part in GRADING.parts.values() if part.visibility == "visible"}
@@ -91,7 +100,7 @@ def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.Co
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("student") / "handout"
-    done = run([sys.executable, "-m", "autograder.cli", "release", "student", "-o", str(out)], KIT)
+    done = run(CLI + ["release", "student", "-o", str(out)], KIT)
     assert done.returncode == 0, done.stderr
     return out
 

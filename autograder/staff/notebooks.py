@@ -17,21 +17,15 @@ to the class defined in the read-only cell before.
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
-import re
-import subprocess
-import sys
-import tempfile
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
 import nbformat
 
-from .config import GRADING_TOML, KIT_ROOT, Grading, load
+from ..config import GRADING_TOML, Grading, load
+from ..notebook import ENGINES, NotebookError, engine_of, grade_id
 
-ENGINES = ("value", "tensor", "dual")
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 METHOD_OF = '''\
 def method_of(cls):
@@ -43,24 +37,7 @@ def method_of(cls):
 '''
 
 
-class NotebookError(Exception):
-    """A notebook or gradebook cannot be made or filled as asked; the message says how to fix it."""
-
-
 # -- notebooks from the .py files ------------------------------------------------------------------
-
-def grade_id(part_id: str) -> str:
-    """The grading cell's id in nbgrader for a part (dots would break formgrader's selectors)."""
-    return "part-" + part_id.replace(".", "-")
-
-
-def engine_of(part_id: str) -> str:
-    engine = part_id.split(".")[0]
-    if engine not in ENGINES:
-        raise NotebookError(f'grading.toml: part "{part_id}" does not start with a file name '
-                            f"({', '.join(ENGINES)}), so no notebook can hold its grading cell")
-    return engine
-
 
 def new_cell(kind: str, source: str, cell_id: str, *, solution: bool = False, grade: bool = False,
              points: float | None = None) -> nbformat.NotebookNode:
@@ -184,7 +161,7 @@ def grading_cells(engine: str, grading: Grading) -> list[nbformat.NotebookNode]:
         bonus = " (bonus: counted as extra credit)" if part.bonus else ""
         source = (f"# {part.id}, {part.points:g} points{bonus}: {part.title}\n"
                   "if __name__ == \"__main__\":  # in Jupyter; not when the notebook is imported\n"
-                  "    from autograder.notebooks import check_part\n\n"
+                  "    from autograder.notebook import check_part\n\n"
                   f"    check_part({part.id!r})")
         cells.append(new_cell("code", source, grade_id(part.id), grade=True,
                               points=0 if part.bonus else part.points))
@@ -205,66 +182,6 @@ def write_notebooks(kit: Path, out: Path) -> None:
     grading = load(kit / "grading.toml")
     for engine in ENGINES:
         nbformat.write(build_notebook(kit, engine, grading), out / f"{engine}.ipynb")
-
-
-# -- grading a notebook ----------------------------------------------------------------------------
-
-def is_grading_cell(cell: nbformat.NotebookNode) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(meta.get("grade")) and not meta.get("solution")
-
-
-def notebook_source(path: Path) -> str:
-    """The module a notebook amounts to: its code cells but the grading ones, with IPython's
-    `%magic` and `!shell` lines turned into comments."""
-    try:
-        notebook = nbformat.read(path, as_version=4)
-    except (OSError, ValueError) as error:
-        raise NotebookError(f"{path}: not a readable notebook ({error}); save it again from "
-                            "Jupyter") from None
-    chunks = []
-    for cell in notebook.cells:
-        if cell.cell_type != "code" or is_grading_cell(cell):
-            continue
-        chunks.append(re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", cell.source))
-    return "\n\n\n".join(chunks) + "\n"
-
-
-def score_notebooks(notebooks: Mapping[str, Path], kit: Path = KIT_ROOT) -> dict[str, dict]:
-    """Grade notebooks ({"value": path, ...}) with the kit's suites; results.json's entries by part."""
-    with tempfile.TemporaryDirectory(prefix="autograder-notebooks-") as scratch:
-        folder = Path(scratch)
-        for engine, path in notebooks.items():
-            (folder / f"{engine}.py").write_text(notebook_source(Path(path)), encoding="utf-8")
-        results = folder / "results.json"
-        done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                               "--submission", str(folder), "--results-json", str(results)],
-                              cwd=kit, capture_output=True, text=True, check=False)
-        if not results.is_file():
-            raise NotebookError(f"grading {', '.join(map(str, notebooks.values()))} stopped "
-                                f"(pytest exit status {done.returncode}):\n{done.stdout[-3000:]}")
-        entries = json.loads(results.read_text(encoding="utf-8"))["tests"]
-    return {entry["tags"][0]: entry for entry in entries}
-
-
-_graded: dict[tuple[str, str], dict[str, dict]] = {}
-
-
-def check_part(part_id: str, notebook: str | Path | None = None) -> None:
-    """The grading cell: run the kit's tests on the saved notebook (graded once per saved
-    version) and fail, with the grader's messages, unless this part earns all its points."""
-    path = Path(notebook or f"{engine_of(part_id)}.ipynb").resolve()
-    key = (str(path), hashlib.sha256(path.read_bytes()).hexdigest())
-    if key not in _graded:
-        _graded[key] = score_notebooks({engine_of(part_id): path})
-    entry = _graded[key].get(part_id)
-    if entry is None:  # a handout's grading.toml lists only the parts it has tests for
-        print(f"{part_id}: no test of this part here; course staff grade it after the deadline.")
-        return
-    verdict = f"{part_id}: {entry['score']:g} / {entry['max_score']:g} points"
-    if entry["status"] != "passed":
-        raise AssertionError(f"{verdict}\n\n{entry['output']}")
-    print(verdict)
 
 
 # -- nbgrader's gradebook --------------------------------------------------------------------------

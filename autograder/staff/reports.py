@@ -21,12 +21,12 @@ from functools import cache
 from html import escape
 from pathlib import Path
 
-from .config import Grading
+from ..config import Grading
+from ..misconceptions import CATALOGUE
 from .gradebook import Entry
-from .misconceptions import CATALOGUE
 
-SUITES = Path(__file__).parent / "suites"
-PLUGIN = Path(__file__).parent / "conftest.py"
+SUITES = Path(__file__).parent.parent / "suites"
+PLUGIN = Path(__file__).parent.parent / "conftest.py"
 MIN_CODE_LINE = 8  # shorter lines (`)`, `else:`) say nothing about a suite
 STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}

@@ -9,7 +9,7 @@
 
 Nothing from solutions/ leaves as source: the reference's answers are recorded by running the
 suites that ship against solutions/ with `--seal-reference`. Loaded by pytest as a plugin
-(`-p autograder.release --list-parts PATH`) it writes which part every collected test grades.
+(`-p autograder.staff.release --list-parts PATH`) it writes which part every collected test grades.
 """
 
 from __future__ import annotations
@@ -30,15 +30,14 @@ from pathlib import Path
 
 import pytest
 
-from .config import KIT_ROOT, Grading, parse
+from ..config import KIT_ROOT, Grading, parse
 
 PLATFORM_FILES = Path(__file__).parent / "platform_files"
 SUITES = Path("autograder") / "suites"
 SEALED = Path("autograder") / "reference.json"
-# Never copied out of the package: build caches, the templates, and any sealed file left behind.
-# Staff tools (bulk grading, building releases) grade nothing, so no release carries them.
-STAFF_MODULES = {"bulk.py", "cli.py", "gradebook.py", "intake.py", "release.py", "reports.py"}
-NOT_SHIPPED = {"__pycache__", "platform_files", "reference.json", ".pytest_cache", *STAFF_MODULES}
+# Never copied out of the package: build caches, any sealed file left behind, and the staff
+# tools (bulk grading, building releases, the platform templates), which grade nothing.
+NOT_SHIPPED = {"__pycache__", "reference.json", ".pytest_cache", "staff"}
 STUDENT_REQUIREMENTS = "numpy>=1.24\npytest>=7.4\n"
 # What Gradescope's image needs, pinned to the versions that sealed the answers.
 GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout")
@@ -86,7 +85,7 @@ def collect(kit: Path) -> list[SuiteTest]:
     """Every test of the kit's suites with the part it grades, as pytest itself collects them."""
     with tempfile.TemporaryDirectory() as scratch:
         listing = Path(scratch) / "parts.json"
-        done = run_pytest(kit, ["--collect-only", "-p", "autograder.release",
+        done = run_pytest(kit, ["--collect-only", "-p", "autograder.staff.release",
                                 "--list-parts", str(listing), str(kit / "autograder")])
         if done.returncode != 0 or not listing.is_file():
             raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; "

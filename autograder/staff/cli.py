@@ -8,8 +8,8 @@ import sys
 
 # subcommand -> module that defines `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
-    "bulk": "autograder.bulk",
-    "release": "autograder.release",
+    "bulk": "autograder.staff.bulk",
+    "release": "autograder.staff.release",
 }
 
 

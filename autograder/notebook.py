@@ -1,0 +1,101 @@
+"""Grading a saved notebook from one of its own grading cells, inside the student's kernel.
+
+`autograder release nbgrader` writes one grading cell per part that calls `check_part`. It
+turns the saved notebook into a module (its code cells, grading cells left out), runs the
+kit's suites on it in a separate pytest process and reports the part's score. It needs
+only what a Jupyter kernel has: nbformat, numpy and pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import nbformat
+
+from .config import KIT_ROOT
+
+ENGINES = ("value", "tensor", "dual")
+
+
+class NotebookError(Exception):
+    """A notebook cannot be graded; the message says how to fix it."""
+
+
+def grade_id(part_id: str) -> str:
+    """The grading cell's id in nbgrader for a part (dots would break formgrader's selectors)."""
+    return "part-" + part_id.replace(".", "-")
+
+
+def engine_of(part_id: str) -> str:
+    engine = part_id.split(".")[0]
+    if engine not in ENGINES:
+        raise NotebookError(f'grading.toml: part "{part_id}" does not start with a file name '
+                            f"({', '.join(ENGINES)}), so no notebook can hold its grading cell")
+    return engine
+
+
+# -- grading a notebook ----------------------------------------------------------------------------
+
+def is_grading_cell(cell: nbformat.NotebookNode) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
+def notebook_source(path: Path) -> str:
+    """The module a notebook amounts to: its code cells but the grading ones, with IPython's
+    `%magic` and `!shell` lines turned into comments."""
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except (OSError, ValueError) as error:
+        raise NotebookError(f"{path}: not a readable notebook ({error}); save it again from "
+                            "Jupyter") from None
+    chunks = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or is_grading_cell(cell):
+            continue
+        chunks.append(re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", cell.source))
+    return "\n\n\n".join(chunks) + "\n"
+
+
+def score_notebooks(notebooks: Mapping[str, Path], kit: Path = KIT_ROOT) -> dict[str, dict]:
+    """Grade notebooks ({"value": path, ...}) with the kit's suites; results.json's entries by part."""
+    with tempfile.TemporaryDirectory(prefix="autograder-notebooks-") as scratch:
+        folder = Path(scratch)
+        for engine, path in notebooks.items():
+            (folder / f"{engine}.py").write_text(notebook_source(Path(path)), encoding="utf-8")
+        results = folder / "results.json"
+        done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                               "--submission", str(folder), "--results-json", str(results)],
+                              cwd=kit, capture_output=True, text=True, check=False)
+        if not results.is_file():
+            raise NotebookError(f"grading {', '.join(map(str, notebooks.values()))} stopped "
+                                f"(pytest exit status {done.returncode}):\n{done.stdout[-3000:]}")
+        entries = json.loads(results.read_text(encoding="utf-8"))["tests"]
+    return {entry["tags"][0]: entry for entry in entries}
+
+
+_graded: dict[tuple[str, str], dict[str, dict]] = {}
+
+
+def check_part(part_id: str, notebook: str | Path | None = None) -> None:
+    """The grading cell: run the kit's tests on the saved notebook (graded once per saved
+    version) and fail, with the grader's messages, unless this part earns all its points."""
+    path = Path(notebook or f"{engine_of(part_id)}.ipynb").resolve()
+    key = (str(path), hashlib.sha256(path.read_bytes()).hexdigest())
+    if key not in _graded:
+        _graded[key] = score_notebooks({engine_of(part_id): path})
+    entry = _graded[key].get(part_id)
+    if entry is None:  # a handout's grading.toml lists only the parts it has tests for
+        print(f"{part_id}: no test of this part here; course staff grade it after the deadline.")
+        return
+    verdict = f"{part_id}: {entry['score']:g} / {entry['max_score']:g} points"
+    if entry["status"] != "passed":
+        raise AssertionError(f"{verdict}\n\n{entry['output']}")
+    print(verdict)
