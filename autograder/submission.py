@@ -1,0 +1,62 @@
+"""Reading a submission's files: regular files only, never through a link.
+
+A submission is untrusted, and so is what its folder holds: `value.py` may be a symbolic
+link to the sealed answers or to `solutions/`, a FIFO that blocks the reader, or a device.
+Every path that reads a submission (the worker's copy, bulk intake, Gradescope, Classroom)
+reads it through `read_regular`, which opens the file without following a final link and
+checks, on the open file itself, that it is a regular file of bounded size.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+MAX_SOURCE_BYTES = 2 * 1024 * 1024
+
+
+class UnreadableFile(Exception):
+    """A submission's file that is not a plain file the grader may read; the message says why."""
+
+
+def kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_regular(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of `path`, which must be a regular file of at most `limit` bytes, reached
+    without following a link in its last component."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            raise UnreadableFile(f"{path.name}: cannot be read ({error.strerror})") from None
+        raise UnreadableFile(f"{path.name}: {kind_of(mode)}, not a regular file; submit the file "
+                             "itself") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(f"{path.name}: {kind_of(info.st_mode)}, not a regular file; submit "
+                                 "the file itself")
+        if info.st_size > limit:
+            raise UnreadableFile(f"{path.name}: larger than {limit // 1024} KB; a source file this "
+                                 "large is not anyone's engine")
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(descriptor, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise UnreadableFile(f"{path.name}: larger than {limit // 1024} KB")
+        return data
+    finally:
+        os.close(descriptor)
