@@ -43,12 +43,24 @@ CATALOGUE: dict[str, Misconception] = {
         "the x^4 graph gives 64 instead of 32."),
     "backward-clears": Misconception(
         "backward() resets gradients before it runs",
-        "backward() only adds: calling it again adds the same contributions on top, as "
-        "PyTorch does (7, 21, 42 on the lesson's graph). Clearing is zero_grad()'s job."),
+        "backward() only adds: calling it again adds the same contributions on top, and "
+        "clearing is zero_grad()'s job. On the lesson's graph a*b + a*c at a, b, c = 2, 3, 4, "
+        "whose intermediate nodes keep their gradients too, a's gradient goes 7, 21, 42 over "
+        "three calls."),
+    "backward-runs-no-rule": Misconception(
+        "backward() runs no node's rule",
+        "After setting the root's gradient to 1.0, backward() must call every node's _backward, "
+        "from the root back to the leaves; as it is, no gradient reaches any other node."),
     "root-accumulates": Misconception(
         "backward() adds 1 to the root's gradient instead of setting it",
         "The root's gradient is dL/dL = 1: backward() sets it to 1.0 before the reverse pass, "
         "whatever it held before."),
+    "rule-on-the-wrong-node": Misconception(
+        "an operation's rule is attached to the wrong node, or names the wrong parents",
+        "Each operation makes a new node `out`, names its operands as its parents, "
+        "`(self, other)`, and attaches its rule to it: `out._backward = _backward`. The rule "
+        "then adds into its parents' gradients and nowhere else; that is how the reverse pass "
+        "finds, in turn, each operand's own rule."),
     "zero-grad-self-only": Misconception(
         "zero_grad() clears only the value it is called on",
         "zero_grad() must reach everything the value depends on: walk the same graph that "
@@ -67,8 +79,8 @@ CATALOGUE: dict[str, Misconception] = {
         "(1, 3). Sum over the extra leading axes until the gradient has the operand's rank."),
     "tanh-overflow": Misconception(
         "tanh is computed from exp(2x), which overflows for large inputs",
-        "exp(2x) overflows above x = 355. math.tanh, or a formula in exp(-2|x|), stays finite "
-        "for every input."),
+        "exp(2x) overflows once x passes about 354.9. math.tanh, or a formula in exp(-2|x|), "
+        "stays finite for every input."),
     "dual-product-rule": Misconception(
         "Dual's product does not follow the product rule",
         "(a, a') * (b, b') = (ab, a'b + ab'): each factor's derivative times the other's value."),

@@ -153,7 +153,8 @@ def train_digits(
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
             loss = tensor.cross_entropy(logits(X_train[batch]), y_train[batch])
-            loss.zero_grad()
+            for p in params:  # the new graph's gradients start at 0; the parameters' are zeroed here
+                p.grad = np.zeros_like(np.asarray(p.data, dtype=np.float64))
             loss.backward()
             for p in params:
                 p.data = np.array(p.data, dtype=np.float64) - lr * np.array(p.grad, dtype=np.float64)
