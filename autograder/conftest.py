@@ -7,6 +7,7 @@ grading.toml's parts is the last thing it prints.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -103,21 +104,18 @@ def runner(pytestconfig: pytest.Config):
     runner.close()
 
 
-def given_preface(runner: Runner, scenario: scenarios.Scenario, tolerance: judge.Tolerance) -> str:
-    """What to say first when a given operation this scenario uses is no longer the given one."""
-    if not scenario.given or scenario.id == GIVEN_CHECK:
-        return ""
+def given_changes(runner: Runner, names: frozenset[str] | None = None) -> list[str]:
+    """A sentence for each given operation (of `names`, or all) that no longer behaves as the
+    handout's; empty when the check of them could not run at all (its own message says why)."""
     expected, got, _ = runner.run(GIVEN_CHECK, {}, "value.given")
     if got.failure or got.raised or judge.malformed(expected.observations, got.observations):
-        return ""
-    changed = [name for name in sorted(scenario.given) if name in expected.observations and
-               judge.first_mismatch(expected.observations[name], got.observations[name], tolerance)]
-    lines = []
-    for name in changed:
-        lines.append(f"Your `{name}` is not the given one: {scenarios.GIVEN[name]} give "
-                     f"{judge.show(got.observations[name])} where {judge.show(expected.observations[name])} "
-                     "is expected. This check uses it: restore it from the handout first.")
-    return "\n".join(lines)
+        return []
+    tolerance = judge.Tolerance(runner.grading.tolerances.rel, runner.grading.tolerances.abs)
+    return [f"Your `{name}` is not the given one: {scenarios.GIVEN[name]} give "
+            f"{judge.show(got.observations[name])} where {judge.show(expected.observations[name])} is "
+            "expected. Restore it from the handout."
+            for name in expected.observations if (names is None or name in names)
+            and judge.first_mismatch(expected.observations[name], got.observations[name], tolerance)]
 
 
 @pytest.fixture
@@ -132,6 +130,8 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
     def check(scenario_id: str, *, suspects: dict | None = None, tolerance: str = "default",
               **kwargs) -> None:
         scenario = scenarios.scenario(scenario_id)
+        # What the test asked, for pytest's own reports (--junitxml): the kit checks its suites with it.
+        request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
         expected, got, limit = runner.run(scenario_id, kwargs, part)
         loose = tolerance == "training"
         strict = judge.Tolerance(tolerances.rel, tolerances.abs)
@@ -144,15 +144,18 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                 fd_tolerance=judge.Tolerance(tolerances.fd_rel, tolerances.fd_abs),
                 suspects=suspects or {}, timeout=limit)
         except judge.StaffError as error:
-            request.node.stash[VERDICT] = judge.Verdict(False, f"Not checked, a fault of the grader: {error} "
-                                                        f"in scenario {scenario_id}. Tell the course staff.")
-            pytest.fail(request.node.stash[VERDICT].message, pytrace=False)
-        if not outcome.passed:
+            outcome = judge.Verdict(False, f"Not checked, a fault of the grader: {error} in scenario "
+                                    f"{scenario_id}. Tell the course staff.")
+        if not outcome.passed and not outcome.message.startswith("Not checked"):
             if got.unloaded:
                 outcome.message = got.failure
+            elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
+                outcome.message = "\n".join(changed)
             else:
-                if preface := given_preface(runner, scenario, strict):
-                    outcome.message = preface + "\n\n" + outcome.message
+                if scenario.given and (changed := given_changes(runner, scenario.given)):
+                    # The given code is the first suspect: no stub's misconception is named.
+                    outcome.message = "\n".join(changed) + " This check uses it.\n\n" + outcome.message
+                    outcome.misconception = None
                 if runner.unsteady(scenario_id, kwargs):
                     outcome.message += "\n\n" + judge.UNSTEADY
                 outcome.kit_reverse = scenario.kit_reverse
@@ -168,13 +171,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if report.when == "call" or (report.when == "setup" and report.failed):
         verdict = item.stash.get(VERDICT, None)
-        message = verdict.message if verdict else str(report.longrepr or "")
+        message = verdict.message if verdict else crash_message(call)
         item.config.stash[OUTCOMES].append(scoring.Outcome(
             test=item.name, part=item.get_closest_marker("part").args[0], passed=report.passed,
             message="" if report.passed else message,
             misconception=verdict.misconception if verdict else None,
             kit_reverse=bool(verdict and verdict.kit_reverse)))
     return report
+
+
+def crash_message(call: pytest.CallInfo) -> str:
+    """A check that failed without a verdict crashed: say so in one line, never with its
+    traceback, which would quote the suite's code."""
+    if call.excinfo is None:
+        return ""
+    return (f"Not checked, a fault of the grader: the check stopped with {call.excinfo.typename}: "
+            f"{str(call.excinfo.value)[:300]}. Tell the course staff.")
 
 
 def outcomes_with_notes(outcomes: list[scoring.Outcome]) -> list[scoring.Outcome]:
@@ -189,6 +201,7 @@ def outcomes_with_notes(outcomes: list[scoring.Outcome]) -> list[scoring.Outcome
 
 
 SCORES = pytest.StashKey[list]()
+NOT_SEALED = pytest.StashKey[str]()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -200,10 +213,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if failed:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             config.stash[SCORES] = []
-            reporter = config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:
-                reporter.write_line(f"not sealed: the reference failed {failed}; fix solutions/ or the "
-                                    "suite that asks for it", red=True)
+            config.stash[NOT_SEALED] = (f"not sealed: the reference failed {', '.join(failed)}; fix "
+                                        "solutions/ or the suite that asks for it")
             return
     outcomes = config.stash.get(OUTCOMES, None)
     if not outcomes:
@@ -219,6 +230,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """The score table, last, after everything pytest prints."""
     scores = config.stash.get(SCORES, None)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and NOT_SEALED in config.stash:
+        reporter.write_line(config.stash[NOT_SEALED], red=True)
     if not scores or reporter is None:
         return
     partial = config.stash.get(DESELECTED, 0) > 0 or any(s.total == 0 for s in scores)

@@ -80,8 +80,10 @@ def seal(reference: LiveReference, path: Path) -> list[str]:
     when the reference failed any scenario, write nothing and return those scenarios."""
     if failed := reference.failures():
         return failed
+    # Sorted by key, but each answer's own keys in the order the scenario made them: the judge
+    # reports the first difference in that order, live or sealed alike.
     records = {key: {**asdict(answer), "output": ""} for key, answer in sorted(reference.answers.items())}
-    path.write_text(json.dumps(records, sort_keys=True), encoding="utf-8")
+    path.write_text(json.dumps(records), encoding="utf-8")
     return []
 
 

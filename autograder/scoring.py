@@ -39,14 +39,15 @@ class PartScore:
     misconceptions: list[str] = field(default_factory=list)
 
 
-def grouped(failed: list[Outcome]) -> list[str]:
-    """One message per distinct text, headed by the tests that gave it (a missing file gives
-    the same one line to every test of a part)."""
+def grouped(failed: list[Outcome], total: int) -> list[str]:
+    """One message per distinct text, headed by the tests that gave it: a missing file gives
+    a part one line, not one block per test."""
     tests_by_message: dict[str, list[str]] = {}
     for outcome in failed:
         tests_by_message.setdefault(outcome.message, []).append(outcome.test)
-    return [(f"{', '.join(tests)} ({len(tests)} checks)" if len(tests) > 1 else tests[0]) + f"\n{message}"
-            for message, tests in tests_by_message.items()]
+    heads = {message: (f"all {total} checks" if len(tests) == total > 1 else ", ".join(tests))
+             for message, tests in tests_by_message.items()}
+    return [f"{heads[message]}\n{message}" for message in tests_by_message]
 
 
 def score(outcomes: list[Outcome], grading: Grading) -> list[PartScore]:
@@ -60,7 +61,7 @@ def score(outcomes: list[Outcome], grading: Grading) -> list[PartScore]:
         scores.append(PartScore(
             part=part.id, title=part.title, score=round(part.points * fraction, 2),
             max_score=part.points, bonus=part.bonus, visibility=part.visibility,
-            passed=passed, total=len(mine), messages=grouped(failed),
+            passed=passed, total=len(mine), messages=grouped(failed, len(mine)),
             misconceptions=sorted({o.misconception for o in failed if o.misconception})))
     return scores
 

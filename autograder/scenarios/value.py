@@ -191,12 +191,19 @@ GIVEN = {
 def given_operations(value) -> dict:
     """
     from value import Value
-    for make in (lambda a, b: a + a + b, lambda a, b: a - b - b, lambda a, b: -a,
-                 lambda a, b: a ** 3, lambda a, b: a.exp(), lambda a, b: b.log()):
+    a = Value(1.5)
+    print(a.data, Value(3).data, a.grad)              # the constructor
+    for name, makes in [("+", [lambda: a + a + b, lambda: a + 2, lambda: 2 + a]),
+                        ("-", [lambda: a - b - b, lambda: a - 2, lambda: 2 - a]),
+                        ("unary -", [lambda: -a]),
+                        ("**", [lambda: a ** 3, lambda: b ** -1, lambda: (a - 2) ** 2]),
+                        ("exp", [lambda: a.exp()]), ("log", [lambda: b.log()])]:
         a, b = Value(1.5), Value(0.7)
-        out = make(a, b)
-        out.backward()
-        print(out.data, a.grad, b.grad)
+        outs = []
+        for make in makes:
+            outs.append(make())
+            outs[-1].backward()
+        print(name, *[out.data for out in outs], a.grad, b.grad)
     """
     Value = value.Value
 
