@@ -22,7 +22,7 @@ BACKWARD_PART = "value.backward"
 # Said in the messages of a part whose reverse pass the kit runs, when backward() lost points too.
 KIT_REVERSE_NOTE = (
     "Note: your backward() lost points as well (see value.backward). This check runs your "
-    "rules itself, in topological order from the output, so that a bug in backward() costs "
+    "rules itself, each node's once, newest node first, so that a bug in backward() costs "
     "only that part; the snippet, which calls your backward(), may print other numbers.")
 
 

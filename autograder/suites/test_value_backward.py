@@ -34,16 +34,14 @@ def no_rule_ran(*keys: str):
     return test
 
 
-def leaf_starved(expected, got):
-    """The first value (a leaf) got nothing while a node nearer the root got its gradient: a
-    rule ran before its node's gradient was complete."""
-    wanted, cases = cases_of(expected), cases_of(got.observations)
-    return len(wanted) == len(cases) and all(
-        "grads" in g and g["grads"][0] == 0 != e["grads"][0] and any(g["grads"][1:])
-        for e, g in zip(wanted, cases))
+def starved_leaf(expected, got):
+    """The leaf got nothing while the node between it and the root got its gradient: a rule
+    ran before its node's gradient was complete (the diamond tells this apart from no rule)."""
+    grads = got.observations["grads"]
+    return grads[0] == 0 != expected["grads"][0] and grads[1] == expected["grads"][1] != 0
 
 
-NO_ORDER = {"no-topological-order": lambda e, g: leaf_off_by(1.5, 2)(e, g) or leaf_starved(e, g)}
+NO_ORDER = {"no-topological-order": leaf_off_by(1.5, 2)}
 
 
 def test_a_value_added_to_itself(grade):
@@ -53,14 +51,17 @@ def test_a_value_added_to_itself(grade):
 
 def test_a_diamond(grade):
     """a = 1; b = a + a; c = b + b: c = 4 and dc/da = 4."""
-    grade("value:diamond", suspects={**NO_ORDER, "backward-runs-no-rule": lambda e, g: (
-        isinstance(g.observations, dict) and g.observations.get("grads", [1])[:2] == [0.0, 0.0])})
+    grade("value:diamond", suspects={
+        "no-topological-order": lambda e, g: leaf_off_by(1.5, 2)(e, g) or starved_leaf(e, g),
+        "backward-runs-no-rule": lambda e, g: g.observations["grads"][:2] == [0.0, 0.0]})
 
 
 @pytest.mark.parametrize("x", [2.0, -0.7])
 def test_a_node_with_two_consumers(grade, x):
     """r = x**2 + 1 feeds two separate squares: r must pass its gradient on once, complete."""
-    grade("value:shared_node", x=x, suspects={**NO_ORDER, "backward-runs-no-rule": no_rule_ran("grads")})
+    # A leaf with no gradient here may be a backward() that runs no rule or one in the wrong
+    # order: neither is named from this graph alone (the diamond tells them apart).
+    grade("value:shared_node", x=x, suspects=NO_ORDER)
 
 
 def test_a_chain_a_thousand_deep(grade):
@@ -70,8 +71,7 @@ def test_a_chain_a_thousand_deep(grade):
 
 def test_a_mixed_graph(grade):
     """exp, log, powers and sums with shared values, at seeded random inputs."""
-    grade("value:mixed_graph", seed=5, count=10,
-          suspects={**NO_ORDER, "backward-runs-no-rule": no_rule_ran("grads")})
+    grade("value:mixed_graph", seed=5, count=10, suspects=NO_ORDER)
 
 
 def test_three_calls_without_zero_grad(grade):
@@ -79,15 +79,13 @@ def test_three_calls_without_zero_grad(grade):
     grade("value:three_calls", suspects={
         "root-accumulates": sequence("root", [1.0, 2.0, 3.0]),
         "backward-clears": sequence("a", [7.0, 7.0, 7.0]),
-        "backward-runs-no-rule": sequence("a", [0.0, 0.0, 0.0]),
     })
 
 
 def test_gradients_add_up_over_fresh_graphs(grade):
     """Two fresh graphs through the same leaf, no zero_grad: the gradient doubles."""
     grade("value:rebuilt_graph", x=0.5, suspects={
-        "backward-clears": lambda e, g: g.observations["grads"][1] == e["grads"][0],
-        "backward-runs-no-rule": sequence("grads", [0.0, 0.0])})
+        "backward-clears": lambda e, g: g.observations["grads"][1] == e["grads"][0] != 0})
 
 
 def test_loop_that_forgets_zero_grad(grade):
