@@ -34,7 +34,7 @@ from nbgrader.apps.api import NbGraderAPI  # noqa: E402
 from nbgrader.coursedir import CourseDirectory  # noqa: E402
 
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
-from autograder.staff.notebooks import BEGIN, END, build_notebook  # noqa: E402
+from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
@@ -167,8 +167,10 @@ def nbgrader_parts(course: Path, student: str) -> dict[str, float]:
 
 
 def api(course: Path) -> NbGraderAPI:
-    """formgrader's view of the course, as its handlers get it."""
-    return NbGraderAPI(coursedir=CourseDirectory(root=str(course), db_url=db_url(course)))
+    """formgrader's view of the course, as its handlers get it: with the course's configuration."""
+    config = course_config(course)
+    return NbGraderAPI(coursedir=CourseDirectory(config=config, root=str(course), db_url=db_url(course)),
+                       config=config)
 
 
 def export(course: Path) -> dict[str, dict]:
@@ -310,7 +312,7 @@ def test_nbgrader_autograde_after_the_kit_changes_nothing(course, graded):
     result = api(course).autograde(ASSIGNMENT, "dana")  # formgrader's Autograde button
     assert result["success"], result.get("error")
     after = {student: nbgrader_parts(course, student) for student in before}
-    assert after == pytest.approx(before)
+    assert after == before
     with Gradebook(db_url(course)) as gradebook:
         dana = gradebook.find_submission(ASSIGNMENT, "dana")
         assert dana.late_submission_penalty == penalty_of(graded["parts"]["dana"])
