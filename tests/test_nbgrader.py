@@ -34,7 +34,8 @@ from nbgrader.apps.api import NbGraderAPI  # noqa: E402
 from nbgrader.coursedir import CourseDirectory  # noqa: E402
 
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
-from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config  # noqa: E402
+from autograder.staff import intake  # noqa: E402
+from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
@@ -251,6 +252,19 @@ def test_the_kit_grades_the_notebooks_as_it_grades_py_files(course, graded, auto
     assert parts["carol"] == {part: entry["score"] for part, entry in autograde(folder).items()}
     assert 0 < parts["carol"]["value.mul"] < GRADING.parts["value.mul"].points  # partial credit
     assert "SAWarning" not in graded["log"]
+
+
+def test_the_kit_knows_the_code_nbgrader_autogrades_from_the_code_bulk_graded(course):
+    """The kit reuses its grade in nbgrader only for the very module it graded: the same for a
+    notebook as submitted, another once a locked cell differs (nbgrader restores those)."""
+    submitted = course / "submitted" / "carol" / ASSIGNMENT
+    graded = intake.read_folder(course / "submitted" / "carol", "submitted/carol", "nbgrader").files
+    notebook = nbformat.read(submitted / "value.ipynb", as_version=4)
+    assert notebook_module(notebook, ASSIGNMENT, "value") == graded["value"]
+    given = next(cell for cell in notebook.cells if cell.metadata["nbgrader"]["locked"]
+                 and cell.cell_type == "code" and "def __add__" in cell.source)
+    given.source += "\n# a line the student added to given code"
+    assert notebook_module(notebook, ASSIGNMENT, "value") != graded["value"]
 
 
 def test_formgrader_shows_every_submission_autograded_with_the_kits_points(course, graded):

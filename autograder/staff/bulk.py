@@ -67,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="grade every submission again, even those already in the gradebook")
     parser.add_argument("--nbgrader-db", metavar="URL",
-                        help="also write the scores into this nbgrader gradebook "
-                             "(e.g. sqlite:////course/gradebook.db); needs --assignment")
+                        help="then autograde the submissions in nbgrader, with the kit's grades, "
+                             "into this gradebook (e.g. sqlite:////course/gradebook.db); needs --assignment")
     parser.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment the scores are for")
 
 
