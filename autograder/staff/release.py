@@ -3,7 +3,7 @@
   autograder release student -o DIR             assignments/, the visible suites, the grader,
                                                 answers sealed for the visible scenarios only
   autograder release gradescope -o autograder.zip   every suite, every answer sealed,
-                                                setup.sh and run_autograder for Gradescope
+                                                bulk's intake, setup.sh and run_autograder
   autograder release nbgrader -o DIR            value.ipynb, tensor.ipynb, dual.ipynb for an
                                                 nbgrader course's source/<assignment>/
 
@@ -405,7 +405,8 @@ def gradescope_setup(python: str) -> str:
 
 
 def build_gradescope(kit: Path, bundle: Path) -> None:
-    """autograder.zip: run_autograder and setup.sh at the top, the grader beside them."""
+    """autograder.zip: run_autograder, setup.sh and grade_submission.py at the top, the grader
+    beside them, with the one staff module a submission goes through: intake."""
     if bundle.suffix != ".zip":
         raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
     if bundle.exists():
@@ -455,7 +456,11 @@ def run(args: argparse.Namespace) -> int:
         elif args.target == "gradescope":
             build_gradescope(KIT_ROOT, args.output)
         else:
-            from .notebooks import write_notebooks  # nbformat is a staff extra: load it only here
+            try:  # nbformat and nbgrader are extras: load them only here
+                from .notebooks import write_notebooks
+            except ImportError as error:
+                raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
+                                   "pip install -e '.[nbgrader]'") from None
 
             prepare(args.output)
             write_notebooks(KIT_ROOT, args.output)
