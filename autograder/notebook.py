@@ -2,8 +2,10 @@
 
 `autograder release nbgrader` writes one grading cell per part that calls `check_part`. It
 turns the saved notebook into a module (its code cells, grading cells left out), runs the
-kit's suites on it in a separate pytest process and reports the part's score. It needs
-only what a Jupyter kernel has: nbformat, numpy and pytest.
+kit's suites on it in a separate pytest process and reports the part's score: printed with
+the messages of the lost points, and shown as the cell's result, the number nbgrader takes
+for the cell's partial credit when `nbgrader autograde` executes the notebook. It needs only
+what a Jupyter kernel has: nbformat, numpy and pytest.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from .config import KIT_ROOT
+from .config import KIT_ROOT, load
 
 ENGINES = ("value", "tensor", "dual")
 
@@ -64,21 +66,36 @@ def notebook_source(path: Path) -> str:
     return "\n\n\n".join(chunks) + "\n"
 
 
-def score_notebooks(notebooks: Mapping[str, Path], kit: Path = KIT_ROOT) -> dict[str, dict]:
-    """Grade notebooks ({"value": path, ...}) with the kit's suites; results.json's entries by part."""
+def score_modules(modules: Mapping[str, str], kit: Path = KIT_ROOT, *options: str) -> dict[str, dict]:
+    """Grade module texts ({"value": source, ...}) with the kit's suites in a pytest process of
+    their own; results.json's entries by part. `options` go to pytest (e.g. --reference)."""
     with tempfile.TemporaryDirectory(prefix="autograder-notebooks-") as scratch:
         folder = Path(scratch)
-        for engine, path in notebooks.items():
-            (folder / f"{engine}.py").write_text(notebook_source(Path(path)), encoding="utf-8")
+        for engine, text in modules.items():
+            (folder / f"{engine}.py").write_text(text, encoding="utf-8")
         results = folder / "results.json"
         done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                               "--submission", str(folder), "--results-json", str(results)],
+                               "--submission", str(folder), "--results-json", str(results), *options],
                               cwd=kit, capture_output=True, text=True, check=False)
         if not results.is_file():
-            raise NotebookError(f"grading {', '.join(map(str, notebooks.values()))} stopped "
+            raise NotebookError(f"grading {', '.join(sorted(modules))} stopped "
                                 f"(pytest exit status {done.returncode}):\n{done.stdout[-3000:]}")
         entries = json.loads(results.read_text(encoding="utf-8"))["tests"]
     return {entry["tags"][0]: entry for entry in entries}
+
+
+def score_notebooks(notebooks: Mapping[str, Path], kit: Path = KIT_ROOT) -> dict[str, dict]:
+    """Grade notebooks ({"value": path, ...}) with the kit's suites; results.json's entries by part."""
+    return score_modules({engine: notebook_source(Path(path)) for engine, path in notebooks.items()}, kit)
+
+
+def part_report(part_id: str, entry: Mapping, bonus: bool = False) -> str:
+    """What a grading cell prints: the part's score, then every message of its lost points."""
+    extra = " (bonus: counted as extra credit)" if bonus else ""
+    verdict = f"{part_id}: {entry['score']:g} / {entry['max_score']:g} points{extra}"
+    if entry["status"] == "passed":
+        return verdict
+    return f"{verdict}\n\n{entry['output']}"
 
 
 _graded: dict[tuple[str, str], dict[str, dict]] = {}
@@ -86,16 +103,28 @@ _graded: dict[tuple[str, str], dict[str, dict]] = {}
 
 def check_part(part_id: str, notebook: str | Path | None = None) -> None:
     """The grading cell: run the kit's tests on the saved notebook (graded once per saved
-    version) and fail, with the grader's messages, unless this part earns all its points."""
+    version), print the part's score and the messages of its lost points, and show the score
+    as the cell's result, which nbgrader takes for the cell's partial credit.
+
+    Nothing goes to stderr and nothing is raised for lost points (nbgrader gives a cell that
+    does either no credit at all); a notebook that cannot be graded raises NotebookError.
+    A bonus part's cell is worth 0 points to nbgrader: it shows no result, and the kit's own
+    run records the bonus as extra credit.
+    """
     path = Path(notebook or f"{engine_of(part_id)}.ipynb").resolve()
-    key = (str(path), hashlib.sha256(path.read_bytes()).hexdigest())
+    try:
+        key = (str(path), hashlib.sha256(path.read_bytes()).hexdigest())
+    except OSError as error:
+        raise NotebookError(f"{path}: cannot be read ({error.strerror}); save the notebook, and run "
+                            "this cell from the notebook's own folder") from None
     if key not in _graded:
         _graded[key] = score_notebooks({engine_of(part_id): path})
     entry = _graded[key].get(part_id)
     if entry is None:  # a handout's grading.toml lists only the parts it has tests for
         print(f"{part_id}: no test of this part here; course staff grade it after the deadline.")
+        sys.displayhook(0.0)
         return
-    verdict = f"{part_id}: {entry['score']:g} / {entry['max_score']:g} points"
-    if entry["status"] != "passed":
-        raise AssertionError(f"{verdict}\n\n{entry['output']}")
-    print(verdict)
+    bonus = load().parts[part_id].bonus
+    print(part_report(part_id, entry, bonus))
+    if not bonus:
+        sys.displayhook(entry["score"])  # the cell's result, as if the cell ended with the number

@@ -3,6 +3,7 @@
 `autograder release gradescope` builds autograder.zip once. Each test lays out a fresh
 /autograder under a temporary folder (AUTOGRADER_ROOT): the bundle unpacked in source/, the
 student's files in submission/, the kit's own virtualenv as venv/, and runs run_autograder.
+setup.sh runs with stand-in Pythons and apt-get that only record what they are asked.
 Nothing here reads or writes a real /autograder.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -24,6 +26,7 @@ from test_release import only_packages, solution_lines
 
 from autograder import sandbox
 from autograder.config import load
+from autograder.staff.release import python_minimum
 
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
@@ -150,7 +153,10 @@ def test_the_bundle_has_gradescope_files_on_top_and_no_solutions(bundle):
         names = archive.namelist()
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
         texts = {name: archive.read(name).decode("utf-8", "replace") for name in names}
-    assert {"setup.sh", "run_autograder", "requirements.txt", "grading.toml"} <= set(names)
+    assert {"setup.sh", "run_autograder", "grade_submission.py", "requirements.txt",
+            "grading.toml"} <= set(names)
+    # of the staff tools, the intake alone: the same as `autograder bulk` uses
+    assert [name for name in names if "/staff/" in name] == ["autograder/staff/intake.py"]
     assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
     assert not [name for name in names if name.startswith(("solutions/", "assignments/", "tests/"))]
     secrets = (("Value.__mul__", "value"), ("Value.backward", "value"), ("unbroadcast", "tensor"))
@@ -197,7 +203,7 @@ def test_a_grader_that_crashes_still_leaves_a_zero_with_a_reason(layout, image_e
     (layout / "source" / "grading.toml").write_text("[parts\n", encoding="utf-8")
     results, log = run_autograder(layout, image_env)
     assert results["score"] == 0 and results["tests"] == []
-    assert "pytest exit status" in results["output"] and "not your fault" in results["output"]
+    assert "exit status" in results["output"] and "not your fault" in results["output"]
     assert "grading.toml" in log
 
 
@@ -244,3 +250,152 @@ def test_setup_sh_is_valid_bash(bundle, tmp_path):
     done = subprocess.run(["bash", "-n", str(tmp_path / "setup.sh")], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stderr
+
+
+# -- the totals students see -------------------------------------------------------------------------
+
+def test_the_default_grading_toml_leaves_every_student_their_total():
+    """Gradescope shows no total while a test is not yet shown: every part with points is visible."""
+    assert [part.id for part in GRADING.parts.values() if part.points and part.visibility != "visible"] == []
+    text = (KIT / "grading.toml").read_text(encoding="utf-8")
+    docs = (KIT / "docs" / "platforms.md").read_text(encoding="utf-8")
+    for visibility in ("visible", "after_due_date", "after_published", "hidden"):
+        assert f'"{visibility}"' in text and f"`{visibility}`" in docs, visibility
+    assert "total" in text and "total" in docs
+
+
+# -- one intake for every path -------------------------------------------------------------------------
+
+def messy(files: Path, target: Path) -> None:
+    """The files as students upload them: a folder one level down, `Value.py` with a byte-order
+    mark and Windows line endings, `tensor.py` with Windows line endings, dual as a notebook."""
+    folder = target / "Lab 3"
+    folder.mkdir(parents=True)
+    value = (files / "value.py").read_text(encoding="utf-8").replace("\n", "\r\n")
+    (folder / "Value.py").write_bytes(b"\xef\xbb\xbf" + value.encode("utf-8"))
+    (folder / "tensor.py").write_bytes((files / "tensor.py").read_text(encoding="utf-8")
+                                       .replace("\n", "\r\n").encode("utf-8"))
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Forward mode"),
+        nbformat.v4.new_code_cell((files / "dual.py").read_text(encoding="utf-8"))])
+    nbformat.write(notebook, folder / "dual.ipynb")
+
+
+def test_a_messy_upload_is_read_as_bulk_reads_it(layout, image_env, tmp_path):
+    messy(KIT / "solutions", layout / "submission")
+    results, log = run_autograder(layout, image_env)
+    assert results["score"] == sum(part.points for part in GRADING.parts.values())
+    assert "value.py: taken from Lab 3/Value.py" in results["output"]
+    assert "dual.py: taken from Lab 3/dual.ipynb" in results["output"]
+    assert "intake: value.py: taken from Lab 3/Value.py" in log  # staff see it in the log too
+
+
+def test_a_messy_upload_scores_what_its_clean_files_score(layout, image_env, autograde, tmp_path):
+    bug = next(b for b in BUGS if "value.mul" in b.loses)
+    build(bug, KIT / "solutions", tmp_path / "bug")
+    messy(tmp_path / "bug", layout / "submission")
+    results, _ = run_autograder(layout, image_env)
+    expected = {part: entry["score"] for part, entry in autograde(tmp_path / "bug").items()}
+    assert {part: entry["score"] for part, entry in by_part(results).items()} == expected
+    assert expected["value.mul"] < GRADING.parts["value.mul"].points
+
+
+def test_an_empty_upload_says_what_was_missing(layout, image_env):
+    results, _ = run_autograder(layout, image_env)
+    assert results["score"] == 0 and len(results["tests"]) == len(GRADING.parts)
+    assert "the folder is empty" in results["output"]
+
+
+# -- setup.sh: which Python ----------------------------------------------------------------------------
+
+FAKE_PYTHON = """#!/bin/sh
+# Python {version}, as far as setup.sh asks: its version, a venv, pip.
+echo "$(basename "$0") $*" >> {log}
+case "$1" in
+  -c) exec {real} -c "import sys; sys.version_info = ({major}, {minor}, 0)
+$2" ;;
+  --version) echo "Python {version}.0" ;;
+  -m) if [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python"; fi ;;
+esac
+"""
+
+FAKE_APT = """#!/bin/sh
+# apt-get: installing a package of {pool} puts it on the PATH
+echo "apt-get $*" >> {log}
+for package in "$@"; do
+  if [ -f "{pool}/$package" ]; then cp "{pool}/$package" "{bin}/$package"; fi
+done
+"""
+
+
+def fake_python(folder: Path, name: str, version: str, log: Path) -> None:
+    major, minor = version.split(".")
+    path = folder / name
+    path.write_text(FAKE_PYTHON.format(version=version, major=major, minor=minor, log=log,
+                                       real=sys.executable), encoding="utf-8")
+    path.chmod(0o755)
+
+
+def run_setup(bundle: Path, tmp_path: Path, pythons: dict[str, str]) -> tuple[str, list[str]]:
+    """setup.sh in a fresh root, with only these Pythons ({name: "3.N"}) on the PATH and apt
+    offering the kit's minimum; the Python the virtualenv came from, and what apt-get was asked."""
+    root, bin_dir, pool, log = tmp_path / "root", tmp_path / "bin", tmp_path / "pool", tmp_path / "calls.log"
+    (root / "source").mkdir(parents=True)
+    bin_dir.mkdir()
+    pool.mkdir()
+    log.touch()
+    minimum = python_minimum(KIT)
+    fake_python(pool, f"python{minimum}", minimum, log)
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extract("setup.sh", root / "source")
+    (root / "source" / "requirements.txt").write_text("# nothing to install here\n", encoding="utf-8")
+    for tool in ("grep", "sort", "chmod", "mkdir", "cp", "basename"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    for name, version in pythons.items():
+        fake_python(bin_dir, name, version, log)
+    apt = bin_dir / "apt-get"
+    apt.write_text(FAKE_APT.format(log=log, pool=pool, bin=bin_dir), encoding="utf-8")
+    apt.chmod(0o755)
+    done = subprocess.run([shutil.which("bash"), str(root / "source" / "setup.sh")], capture_output=True,
+                          text=True, check=False, env={"PATH": str(bin_dir), "AUTOGRADER_ROOT": str(root)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = log.read_text(encoding="utf-8").splitlines()
+    venv = [line.split()[0] for line in calls if " -m venv " in f" {line} "]
+    assert len(venv) == 1, calls
+    assert any(line.startswith("python -m pip install") for line in calls), calls
+    return venv[0], [line for line in calls if line.startswith("apt-get")]
+
+
+def test_setup_sh_takes_the_kits_python_floor_from_pyproject(bundle):
+    minimum = python_minimum(KIT)
+    assert re.fullmatch(r"3\.\d+", minimum)
+    with zipfile.ZipFile(bundle) as archive:
+        setup = archive.read("setup.sh").decode("utf-8")
+    assert f'minimum="{minimum}"' in setup
+    template = (KIT / "autograder" / "staff" / "platform_files" / "setup.sh").read_text(encoding="utf-8")
+    assert not re.search(r"3\.\d", template), "setup.sh states a Python version of its own"
+
+
+def test_setup_sh_prefers_the_images_own_python3(bundle, tmp_path):
+    major, minor = map(int, python_minimum(KIT).split("."))
+    python, apt = run_setup(bundle, tmp_path, {"python3": f"{major}.{minor + 1}",
+                                               f"python{major}.{minor + 2}": f"{major}.{minor + 2}"})
+    assert (python, apt) == ("python3", [])
+
+
+def test_setup_sh_takes_an_older_python3_for_a_new_enough_one(bundle, tmp_path):
+    major, minor = map(int, python_minimum(KIT).split("."))
+    python, apt = run_setup(bundle, tmp_path, {"python3": f"{major}.{minor - 1}",
+                                               f"python{major}.{minor + 2}": f"{major}.{minor + 2}",
+                                               f"python{major}.{minor}": f"{major}.{minor}"})
+    assert (python, apt) == (f"python{major}.{minor}", [])
+
+
+def test_setup_sh_installs_python_with_apt_when_none_is_new_enough(bundle, tmp_path):
+    minimum = python_minimum(KIT)
+    major, minor = map(int, minimum.split("."))
+    python, apt = run_setup(bundle, tmp_path, {"python3": f"{major}.{minor - 1}"})
+    assert python == f"python{minimum}"
+    assert apt == ["apt-get update", f"apt-get install -y --no-install-recommends python{minimum} "
+                                     f"python{minimum}-venv"]

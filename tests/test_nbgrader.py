@@ -1,18 +1,24 @@
-"""nbgrader: notebooks made from the .py files, and a course that nbgrader and the kit grade.
+"""nbgrader: notebooks made from the .py files, and a course graded by the kit inside nbgrader.
 
 A temporary course folder gets the notebooks of `autograder release nbgrader` as its source,
-`nbgrader generate_assignment` makes the students' version, fake students submit, the kit
-grades their notebooks and records the scores with `record_in_gradebook`, and `nbgrader
-export` reads them back. nbgrader itself runs the grading cells of one submission.
+a due date, and a configuration that uses the kit (`use_the_kit(c)`) and takes a point per
+hour late from each notebook. `nbgrader generate_assignment` makes the students' version,
+four students submit (right, untouched, one bug, right but late), and the TA runs the one
+command: `autograder bulk COURSE --nbgrader-db ... --assignment engines`. The tests then look
+where nbgrader's users look, with nbgrader's own apps: formgrader's API, `nbgrader
+autograde` run again (with the kit, and as nbgrader runs it by default, executing the
+notebooks), `nbgrader generate_feedback`, `nbgrader export`, and a grade typed in by hand.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,17 +30,49 @@ from autograder.staff.release import stubs_of
 nbformat = pytest.importorskip("nbformat", reason="nbformat is a staff extra: pip install -e '.[staff]'")
 pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install nbgrader==0.9.6")
 from nbgrader.api import Gradebook  # noqa: E402 - only once nbgrader is known to be there
+from nbgrader.apps.api import NbGraderAPI  # noqa: E402
+from nbgrader.coursedir import CourseDirectory  # noqa: E402
 
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
-from autograder.staff.notebooks import BEGIN, END, build_notebook, record_in_gradebook  # noqa: E402
+from autograder.staff import intake  # noqa: E402
+from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 ENGINES = ("value", "tensor", "dual")
 GRADING = load(KIT / "grading.toml")
+MOST = sum(p.points for p in GRADING.parts.values() if not p.bonus)
+BONUS = sum(p.points for p in GRADING.parts.values() if p.bonus)
 ASSIGNMENT = "engines"
 BUG = ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad")  # `=` in __mul__
+DUE = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+LATE = timedelta(hours=2, minutes=30)  # dana's: three hours' worth of penalty per notebook
 NBGRADER_SECONDS = 600  # a generous bound for a hung kernel, far above a normal run
+STOCK = "KIT_TEST_STOCK_NBGRADER"  # set to 1: the course's nbgrader runs as nbgrader does by default
+
+COURSE_CONFIG = '''\
+import math
+import os
+
+from nbgrader.plugins import LateSubmissionPlugin
+
+from autograder.staff.notebooks import use_the_kit
+
+c = get_config()
+c.CourseDirectory.root = {root!r}
+
+
+class PointPerHourLate(LateSubmissionPlugin):
+    """A point off each notebook for every hour (or part of one) late."""
+
+    def late_submission_penalty(self, student_id, score, total_seconds_late):
+        return float(math.ceil(total_seconds_late / 3600))
+
+
+c.AssignLatePenalties.plugin_class = PointPerHourLate
+if os.environ.get({stock!r}) != "1":
+    use_the_kit(c)
+'''
 
 
 def nbgrader(course: Path, *args: str, env: dict | None = None) -> str:
@@ -65,36 +103,75 @@ def filled(release: Path, source: Path, edit: tuple[str, str] | None = None):
     return notebook
 
 
-def submit(course: Path, student: str, make) -> Path:
+def submit(course: Path, student: str, make, when: datetime) -> Path:
     folder = course / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True)
     for engine in ENGINES:
         nbformat.write(make(engine), folder / f"{engine}.ipynb")
+    # as `nbgrader collect` leaves it
+    (folder / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f %Z"), encoding="utf-8")
     return folder
+
+
+def db_url(course: Path) -> str:
+    return f"sqlite:///{course / 'gradebook.db'}"
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("course")
-    (root / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\n",
+    (root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(root=str(root), stock=STOCK),
                                              encoding="utf-8")
     source = root / "source" / ASSIGNMENT
     done = subprocess.run(CLI + ["release", "nbgrader", "-o", str(source)],
                           cwd=KIT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    nbgrader(root, "generate_assignment", ASSIGNMENT, "--create")
+    nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE:%Y-%m-%d %H:%M:%S} UTC")
+    nbgrader(root, "generate_assignment", ASSIGNMENT)
     release = root / "release" / ASSIGNMENT
     for student in ("alice", "bob", "carol", "dana"):
         nbgrader(root, "db", "student", "add", student)
-    submit(root, "alice", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb"))
-    submit(root, "bob", lambda e: nbformat.read(release / f"{e}.ipynb", as_version=4))
-    submit(root, "carol", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb", BUG))
-    submit(root, "dana", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb"))
+    on_time = DUE - timedelta(days=1)
+    submit(root, "alice", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb"), on_time)
+    submit(root, "bob", lambda e: nbformat.read(release / f"{e}.ipynb", as_version=4), on_time)
+    submit(root, "carol", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb", BUG), on_time)
+    submit(root, "dana", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb"), DUE + LATE)
     return root
 
 
-def notebooks_of(folder: Path) -> dict[str, Path]:
-    return {engine: folder / f"{engine}.ipynb" for engine in ENGINES}
+def bulk(course: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    """The TA's one command."""
+    done = subprocess.run(CLI + ["bulk", str(course), "-o", str(out), "--nbgrader-db", db_url(course),
+                                 "--assignment", ASSIGNMENT, *options],
+                          cwd=KIT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def graded(course: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The course after the TA's one command: the kit's own grades by student and part, and
+    what the command printed."""
+    out = tmp_path_factory.mktemp("out")
+    done = bulk(course, out)
+    with open(out / "grades.csv", newline="", encoding="utf-8") as table:
+        rows = {row["student"]: row for row in csv.DictReader(table)}
+    parts = {student: {part: float(row[part]) for part in GRADING.parts} for student, row in rows.items()}
+    return {"parts": parts, "out": out, "log": done.stdout + done.stderr}
+
+
+def nbgrader_parts(course: Path, student: str) -> dict[str, float]:
+    """Each part's score in nbgrader's gradebook (auto or manual score, with extra credit)."""
+    with Gradebook(db_url(course)) as gradebook:
+        return {part: gradebook.find_grade(grade_id(part), part.split(".")[0], ASSIGNMENT, student).score
+                for part in GRADING.parts}
+
+
+def api(course: Path) -> NbGraderAPI:
+    """formgrader's view of the course, as its handlers get it: with the course's configuration."""
+    config = course_config(course)
+    return NbGraderAPI(coursedir=CourseDirectory(config=config, root=str(course), db_url=db_url(course)),
+                       config=config)
 
 
 def export(course: Path) -> dict[str, dict]:
@@ -103,8 +180,11 @@ def export(course: Path) -> dict[str, dict]:
         return {row["student_id"]: row for row in csv.DictReader(table)}
 
 
-def kit_scores(folder: Path) -> dict[str, float]:
-    return {part: entry["score"] for part, entry in score_notebooks(notebooks_of(folder)).items()}
+def penalty_of(scores: dict[str, float]) -> float:
+    """dana's late penalty under the course's plugin: per notebook, never above its score."""
+    hours = math.ceil(LATE.total_seconds() / 3600)
+    return sum(min(hours, sum(s for part, s in scores.items() if part.split(".")[0] == engine))
+               for engine in ENGINES)
 
 
 # -- the notebooks -------------------------------------------------------------------------------------
@@ -141,12 +221,8 @@ def test_generate_assignment_hands_out_the_stubs(course):
         leaked = [line for line, text in escaped.items() if text in texts[engine]]
         assert not leaked, f"{engine}.ipynb hands out {function}: {leaked}"
     assert all("raise NotImplementedError()" in text for text in texts.values())
-    assert not any(kit_scores(release).values())
-
-
-def test_the_source_notebooks_earn_every_point(course):
-    scores = kit_scores(course / "source" / ASSIGNMENT)
-    assert scores == {part.id: part.points for part in GRADING.parts.values()}
+    scores = score_notebooks({engine: release / f"{engine}.ipynb" for engine in ENGINES})
+    assert not any(entry["score"] for entry in scores.values())
 
 
 def test_grading_cells_do_nothing_where_a_notebook_is_imported(course, tmp_path):
@@ -162,72 +238,124 @@ def test_grading_cells_do_nothing_where_a_notebook_is_imported(course, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
 
 
-# -- the gradebook ---------------------------------------------------------------------------------------
+# -- the TA's one command, seen from nbgrader -------------------------------------------------------------
 
-def test_the_kits_scores_reach_nbgraders_export(course, tmp_path):
-    bonus = sum(p.points for p in GRADING.parts.values() if p.bonus)
-    most = sum(p.points for p in GRADING.parts.values() if not p.bonus)
-    recorded = {}
-    for student in ("alice", "bob", "carol"):
-        recorded[student] = kit_scores(course / "submitted" / student / ASSIGNMENT)
-        record_in_gradebook(f"sqlite:///{course / 'gradebook.db'}", ASSIGNMENT, student, recorded[student])
-    rows = export(course)
-    assert float(rows["alice"]["score"]) == most + bonus and float(rows["alice"]["max_score"]) == most
-    assert float(rows["bob"]["score"]) == 0
-    assert float(rows["carol"]["score"]) == sum(recorded["carol"].values()) < most
-    # carol's notebook scores what her code scores as a .py file in the kit
-    folder = tmp_path / "carol"
+def test_the_kit_grades_the_notebooks_as_it_grades_py_files(course, graded, autograde, tmp_path):
+    parts = graded["parts"]
+    assert parts["alice"] == parts["dana"] == {part.id: part.points for part in GRADING.parts.values()}
+    assert not any(parts["bob"].values())
+    folder = tmp_path / "carol"  # carol's notebooks score what her code scores as .py files
     folder.mkdir()
     for engine in ENGINES:
         text = (KIT / "solutions" / f"{engine}.py").read_text(encoding="utf-8")
         (folder / f"{engine}.py").write_text(text.replace(*BUG), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                           "--submission", str(folder), "--results-json", str(folder / "r.json")],
-                          cwd=KIT, capture_output=True, text=True, check=False)
-    assert done.returncode == 1
-    as_files = {t["tags"][0]: t["score"] for t in json.loads((folder / "r.json").read_text())["tests"]}
-    assert recorded["carol"] == as_files
+    assert parts["carol"] == {part: entry["score"] for part, entry in autograde(folder).items()}
+    assert 0 < parts["carol"]["value.mul"] < GRADING.parts["value.mul"].points  # partial credit
+    assert "SAWarning" not in graded["log"]
 
 
-def test_a_grade_typed_in_by_hand_is_kept(course):
-    db_url = f"sqlite:///{course / 'gradebook.db'}"
-    record_in_gradebook(db_url, ASSIGNMENT, "bob", {"value.mul": 0.0})
-    with Gradebook(db_url) as gradebook:  # what formgrader does when a grader types a score
-        gradebook.find_grade(grade_id("value.mul"), "value", ASSIGNMENT, "bob").manual_score = 7.0
-        gradebook.db.commit()
-    record_in_gradebook(db_url, ASSIGNMENT, "bob", {"value.mul": 2.5})
-    with Gradebook(db_url) as gradebook:
-        grade = gradebook.find_grade(grade_id("value.mul"), "value", ASSIGNMENT, "bob")
-        assert (grade.manual_score, grade.auto_score, grade.score) == (7.0, 2.5, 7.0)
-    assert float(export(course)["bob"]["score"]) == 7.0
+def test_the_kit_knows_the_code_nbgrader_autogrades_from_the_code_bulk_graded(course):
+    """The kit reuses its grade in nbgrader only for the very module it graded: the same for a
+    notebook as submitted, another once a locked cell differs (nbgrader restores those)."""
+    submitted = course / "submitted" / "carol" / ASSIGNMENT
+    graded = intake.read_folder(course / "submitted" / "carol", "submitted/carol", "nbgrader").files
+    notebook = nbformat.read(submitted / "value.ipynb", as_version=4)
+    assert notebook_module(notebook, ASSIGNMENT, "value") == graded["value"]
+    given = next(cell for cell in notebook.cells if cell.metadata["nbgrader"]["locked"]
+                 and cell.cell_type == "code" and "def __add__" in cell.source)
+    given.source += "\n# a line the student added to given code"
+    assert notebook_module(notebook, ASSIGNMENT, "value") != graded["value"]
 
 
-def test_nbgrader_autograde_runs_the_grading_cells(course):
-    """nbgrader executes dana's notebooks; each grading cell asks the kit for its part."""
-    nbgrader(course, "autograde", ASSIGNMENT, "--student", "dana", env={"PYTHONPATH": str(KIT)})
-    most = sum(p.points for p in GRADING.parts.values() if not p.bonus)
-    assert float(export(course)["dana"]["score"]) == most  # the bonus cell is worth 0 to nbgrader
-    graded = nbformat.read(course / "autograded" / "dana" / ASSIGNMENT / "value.ipynb", as_version=4)
-    outputs = [out.get("text", "") for cell in graded.cells if cell.metadata["nbgrader"]["grade"]
-               for out in cell.outputs]
-    assert any("value.mul: 10 / 10 points" in text for text in outputs)
-    scores = kit_scores(course / "submitted" / "dana" / ASSIGNMENT)
-    record_in_gradebook(f"sqlite:///{course / 'gradebook.db'}", ASSIGNMENT, "dana", scores)
-    assert float(export(course)["dana"]["score"]) == sum(scores.values())
+def test_formgrader_shows_every_submission_autograded_with_the_kits_points(course, graded):
+    formgrader = api(course)
+    submissions = {s["student"]: s for s in formgrader.get_submissions(ASSIGNMENT)}
+    assert set(submissions) == {"alice", "bob", "carol", "dana"}
+    for student, submission in submissions.items():
+        assert submission["autograded"] and submission["submitted"], student
+        assert not submission["needs_manual_grade"], student
+        assert submission["score"] == pytest.approx(sum(graded["parts"][student].values())), student
+        assert submission["max_score"] == MOST
+    for engine in ENGINES:  # Manual Grading lists every notebook of every submission
+        listed = formgrader.get_notebook_submissions(ASSIGNMENT, engine)
+        assert sorted(n["student"] for n in listed) == ["alice", "bob", "carol", "dana"], engine
+    for student in submissions:
+        assert nbgrader_parts(course, student) == pytest.approx(graded["parts"][student]), student
+    with Gradebook(db_url(course)) as gradebook:  # the bonus is extra credit on a cell worth 0
+        grade = gradebook.find_grade(grade_id("value.sigmoid"), "value", ASSIGNMENT, "alice")
+        assert (grade.max_score, grade.auto_score, grade.extra_credit) == (0, 0, BONUS)
 
 
-
-def test_bulk_grading_writes_into_nbgraders_gradebook(course, tmp_path):
-    """`autograder bulk` reads the course's submitted/ tree and records every part in nbgrader."""
-    db_url = f"sqlite:///{course / 'gradebook.db'}"
-    done = subprocess.run(CLI + ["bulk", str(course),
-                           "-o", str(tmp_path / "out"), "--nbgrader-db", db_url, "--assignment", ASSIGNMENT],
-                          cwd=KIT, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
+def test_the_timestamp_and_the_late_penalty_are_nbgraders(course, graded):
+    with Gradebook(db_url(course)) as gradebook:
+        dana = gradebook.find_submission(ASSIGNMENT, "dana")
+        alice = gradebook.find_submission(ASSIGNMENT, "alice")
+        assert dana.timestamp.replace(tzinfo=UTC) == DUE + LATE
+        assert dana.total_seconds_late == LATE.total_seconds()
+        assert dana.late_submission_penalty == penalty_of(graded["parts"]["dana"]) > 0
+        assert alice.total_seconds_late == 0 and not alice.late_submission_penalty
     rows = export(course)
-    with open(tmp_path / "out" / "grades.csv", newline="", encoding="utf-8") as table:
-        kit = {row["student"]: float(row["total"]) for row in csv.DictReader(table)}
-    most = sum(p.points for p in GRADING.parts.values() if not p.bonus)
-    assert kit["alice"] > most and kit["bob"] == 0 and 0 < kit["carol"] < most
-    for student in ("alice", "carol"):  # bob's may be a grade typed in by hand, which wins
-        assert float(rows[student]["score"]) == kit[student]
+    assert float(rows["dana"]["raw_score"]) == MOST + BONUS
+    assert float(rows["dana"]["score"]) == MOST + BONUS - penalty_of(graded["parts"]["dana"])
+
+
+def test_the_export_has_a_column_per_part(course, graded):
+    rows = export(course)
+    assert set(rows) == {"alice", "bob", "carol", "dana"}
+    for student, row in rows.items():
+        assert {part: float(row[part]) for part in GRADING.parts} == pytest.approx(graded["parts"][student])
+        assert float(row["raw_score"]) == pytest.approx(sum(graded["parts"][student].values()))
+        assert float(row["max_score"]) == MOST
+
+
+def test_generate_feedback_shows_the_kits_messages(course, graded):
+    nbgrader(course, "generate_feedback", ASSIGNMENT)
+    for student in ("alice", "bob", "carol", "dana"):
+        for engine in ENGINES:
+            assert (course / "feedback" / student / ASSIGNMENT / f"{engine}.html").is_file(), student
+    carol = (course / "feedback" / "carol" / ASSIGNMENT / "value.html").read_text(encoding="utf-8")
+    assert f"value.mul: {graded['parts']['carol']['value.mul']:g} / 10 points" in carol
+    assert "overwrites-gradient" in carol  # the misconception the kit named
+
+
+def test_nbgrader_autograde_after_the_kit_changes_nothing(course, graded):
+    before = {student: nbgrader_parts(course, student) for student in ("alice", "bob", "carol", "dana")}
+    log = nbgrader(course, "autograde", ASSIGNMENT)  # everything is autograded already
+    assert "Skipping existing assignment" in log
+    nbgrader(course, "autograde", ASSIGNMENT, "--force", "--student", "carol")  # with the kit
+    result = api(course).autograde(ASSIGNMENT, "dana")  # formgrader's Autograde button
+    assert result["success"], result.get("error")
+    after = {student: nbgrader_parts(course, student) for student in before}
+    assert after == before
+    with Gradebook(db_url(course)) as gradebook:
+        dana = gradebook.find_submission(ASSIGNMENT, "dana")
+        assert dana.late_submission_penalty == penalty_of(graded["parts"]["dana"])
+
+
+def test_nbgrader_executing_the_notebooks_gives_the_kits_partial_credit(course, graded):
+    """A course whose nbgrader_config.py does not use the kit: nbgrader executes carol's notebooks
+    and every grading cell shows the kit's score as its result, which nbgrader takes."""
+    nbgrader(course, "autograde", ASSIGNMENT, "--force", "--student", "carol",
+             env={STOCK: "1", "PYTHONPATH": str(KIT)})
+    assert nbgrader_parts(course, "carol") == pytest.approx(graded["parts"]["carol"])
+    executed = nbformat.read(course / "autograded" / "carol" / ASSIGNMENT / "value.ipynb", as_version=4)
+    cell = nbgrader_ids(executed)[grade_id("value.mul")]
+    assert cell.execution_count  # the kernel ran it
+    assert not [out for out in cell.outputs if out.output_type == "error" or out.get("name") == "stderr"]
+    results = [out for out in cell.outputs if out.output_type == "execute_result"]
+    assert [float(out.data["text/plain"]) for out in results] == [graded["parts"]["carol"]["value.mul"]]
+
+
+def test_a_grade_typed_in_by_hand_survives_everything(course, graded, tmp_path):
+    with Gradebook(db_url(course)) as gradebook:  # what formgrader's grade handler does
+        grade = gradebook.find_grade(grade_id("value.mul"), "value", ASSIGNMENT, "bob")
+        grade.manual_score, grade.extra_credit, grade.needs_manual_grade = 7.0, None, False
+        gradebook.db.commit()
+    bulk(course, tmp_path / "out", "--force")
+    nbgrader(course, "autograde", ASSIGNMENT, "--force", "--student", "bob")
+    nbgrader(course, "generate_feedback", ASSIGNMENT, "--force", "--student", "bob")
+    with Gradebook(db_url(course)) as gradebook:
+        grade = gradebook.find_grade(grade_id("value.mul"), "value", ASSIGNMENT, "bob")
+        assert (grade.manual_score, grade.auto_score, grade.score) == (7.0, 0.0, 7.0)
+    assert float(export(course)["bob"]["value.mul"]) == 7.0
+    assert float(export(course)["bob"]["score"]) == 7.0

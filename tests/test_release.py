@@ -1,6 +1,9 @@
 """The student release: no solution, no hidden test, no hidden answer, and the same grades.
 
-The release is built once from this kit with `autograder release student`, then searched as
+The default grading.toml shows every part at once; this course hides one until the due date
+(`value.stability`, as a grading.toml may), so that the release has something to leave out.
+The release is built once from a copy of this kit with that grading.toml, by `autograder
+release student`, then searched as
 a student would unpack it, and run with nothing but the standard library, numpy and pytest
 importable: on the stubs, on the reference copied in as the student's files, and on buggy
 submissions from the corpus, each scoring on every visible part what the full kit gives.
@@ -11,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,7 +42,9 @@ KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 ENGINES = ("value", "tensor", "dual")
 GRADING = load(KIT / "grading.toml")
-VISIBLE = {part.id for part in GRADING.parts.values() if part.visibility == "visible"}
+AFTER_THE_DUE_DATE = "value.stability"  # what this course shows only after the deadline
+VISIBLE = {part.id for part in GRADING.parts.values()
+           if part.visibility == "visible" and part.id != AFTER_THE_DUE_DATE}
 
 # Imported first by every Python started with it: only the standard library and the packages
 # of ALLOWED (say numpy, pytest and what they require) can be imported, and no installed copy
@@ -97,10 +103,29 @@ def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.Co
                           env={**os.environ, **(env or {})})
 
 
+def kit_with_visibility(folder: Path, visibility: dict[str, str]) -> Path:
+    """A copy of the kit whose grading.toml gives these parts these visibilities."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "reference.json", ".pytest_cache")
+    for name in ("assignments", "solutions", "autograder"):
+        shutil.copytree(KIT / name, folder / name, ignore=ignore)
+    shutil.copyfile(KIT / "pyproject.toml", folder / "pyproject.toml")
+    text = (KIT / "grading.toml").read_text(encoding="utf-8")
+    for part, value in visibility.items():
+        header = f'[parts."{part}"]\n'
+        start = text.index(header)
+        end = text.find("\n[", start + len(header))
+        block = text[start:end if end >= 0 else len(text)]
+        text = text.replace(block, re.sub(r'(?m)^visibility = ".*"$', f'visibility = "{value}"', block))
+    (folder / "grading.toml").write_text(text, encoding="utf-8")
+    assert load(folder / "grading.toml").parts[part].visibility == value
+    return folder
+
+
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    kit = kit_with_visibility(tmp_path_factory.mktemp("kit"), {AFTER_THE_DUE_DATE: "after_due_date"})
     out = tmp_path_factory.mktemp("student") / "handout"
-    done = run(CLI + ["release", "student", "-o", str(out)], KIT)
+    done = run(CLI + ["release", "student", "-o", str(out)], kit)  # the copy's own autograder package
     assert done.returncode == 0, done.stderr
     return out
 
@@ -162,7 +187,7 @@ def test_only_the_visible_suites_ship(release):
         assert path.name not in hidden_files
         for test in hidden:
             assert test.name not in text, f"{path} names the hidden test {test.name}"
-    assert not (release / "autograder" / "platform_files").exists()
+    assert not (release / "autograder" / "staff").exists()
 
 
 def seal_kit_tests(tests: list[SuiteTest], out: Path) -> set[str]:
@@ -192,6 +217,8 @@ def test_grading_toml_keeps_the_visible_parts(release):
     for part in kept.parts.values():
         assert f"| `{part.id}` | {part.title} |" in readme
     assert "python -m pytest autograder" in readme
+    later = GRADING.parts[AFTER_THE_DUE_DATE]
+    assert f"Besides these, {later.points:g} points (`{later.id}`) are graded after the deadline" in readme
 
 
 def grade(folder: Path, results: Path, *options: str, env: dict | None = None) -> dict[str, float]:

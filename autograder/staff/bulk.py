@@ -67,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="grade every submission again, even those already in the gradebook")
     parser.add_argument("--nbgrader-db", metavar="URL",
-                        help="also write the scores into this nbgrader gradebook "
-                             "(e.g. sqlite:////course/gradebook.db); needs --assignment")
+                        help="then autograde the submissions in nbgrader, with the kit's grades, "
+                             "into this gradebook (e.g. sqlite:////course/gradebook.db); needs --assignment")
     parser.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment the scores are for")
 
 
@@ -358,16 +358,22 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         book.close()
     reports.write_all(out, entries, grading)
     if args.nbgrader_db:
-        from .notebooks import NotebookError, record_in_gradebook  # nbgrader is a staff extra
-
         try:
-            for entry in entries:
-                if entry.status == "graded":
-                    record_in_gradebook(args.nbgrader_db, args.assignment, entry.student,
-                                        {score.part: score.points for score in entry.scores}, grading)
-        except NotebookError as error:
+            from . import notebooks  # nbgrader is a staff extra
+        except ImportError as error:
+            console.print(f"autograder bulk: --nbgrader-db needs nbgrader ({error}); "
+                          "pip install -e '.[nbgrader]'")
+            return 2
+        sealed = out / "reference" / f"{version}.json"
+        try:  # nbgrader's own autograde, with the kit's grades in place of executing the notebooks
+            problems = notebooks.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
+                                                  notebooks.known_from_bulk(submissions, entries),
+                                                  sealed if sealed.is_file() else None, out / "logs")
+        except notebooks.NotebookError as error:
             console.print(f"autograder bulk: {error}")
             return 2
+        for problem in problems:
+            console.print(f"[red]nbgrader[/red] {problem}")
     failed = sum(e.status == "failed" for e in entries)
     console.print(f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
                   f"unchanged since the last run, {failed} failed (see {out / 'failures.jsonl'}); "

@@ -1,4 +1,4 @@
-"""The assignment as Jupyter notebooks for nbgrader, and nbgrader's gradebook fed from the kit.
+"""The assignment as Jupyter notebooks for nbgrader, and nbgrader autograding with the kit.
 
 One notebook per student file, made from `assignments/<file>.py` and `solutions/<file>.py`
 (never kept by hand): the module docstring as markdown, the given code as read-only cells,
@@ -10,21 +10,44 @@ themselves never enter a notebook: `check_part` runs the kit's suites on the sav
 A method of a class is an answer cell of its own: `@method_of(Value)` above it attaches it
 to the class defined in the read-only cell before.
 
-`record_in_gradebook` writes the kit's per-part scores into nbgrader's gradebook, where
-`nbgrader export` and formgrader read them; a score a grader typed in by hand is kept.
+For grading, the kit takes the place of the one step of `nbgrader autograde` that executes
+a notebook (`GradeWithKit`, set up by `use_the_kit(c)` in the course's nbgrader_config.py),
+and nbgrader does the rest as it always does: it restores the locked cells, records the
+submission's timestamp, saves each grading cell's score (the kit's partial credit, shown as
+the cell's result), applies the course's late penalty and writes `autograded/`, where
+formgrader, manual grading and `nbgrader generate_feedback` find it. `autograde_course`
+runs that for a whole class in this process, with the grades `autograder bulk` has just
+made; `PartsCsvExport` is nbgrader's CSV export with one column per part.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import csv
+import logging
 import textwrap
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import sqlalchemy.exc
+from jupyter_core.paths import jupyter_config_path
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import Autograde
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.plugins import ExportPlugin
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Dict, Unicode
+from traitlets.config import Config
+from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
-from ..config import GRADING_TOML, Grading, load
-from ..notebook import ENGINES, NotebookError, engine_of, grade_id
+from ..config import KIT_ROOT, Grading, load
+from ..notebook import ENGINES, NotebookError, engine_of, grade_id, part_report, score_modules
+from . import intake
+from .gradebook import Entry
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 METHOD_OF = '''\
@@ -184,46 +207,283 @@ def write_notebooks(kit: Path, out: Path) -> None:
         nbformat.write(build_notebook(kit, engine, grading), out / f"{engine}.ipynb")
 
 
-# -- nbgrader's gradebook --------------------------------------------------------------------------
+# -- nbgrader autograding with the kit -------------------------------------------------------------
 
-def record_in_gradebook(db_url: str, assignment: str, student: str, part_scores: Mapping[str, float],
-                        grading: Grading | None = None) -> None:
-    """Write per-part scores (part id -> points) for one student's submission of `assignment`
-    into nbgrader's gradebook at `db_url` (e.g. sqlite:////course/gradebook.db).
+@contextlib.contextmanager
+def quiet_sqlalchemy() -> Iterator[None]:
+    """nbgrader's gradebook makes SQLAlchemy warn about objects it adds to a session (its own
+    doing, harmless): keep them off the TA's screen while the kit drives it."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=sqlalchemy.exc.SAWarning)
+        yield
 
-    Each score becomes the autograder score of the part's grading cell (a bonus part's becomes
-    extra credit, its cell being worth 0 points); a manual score is never touched, and nbgrader
-    keeps preferring it. The submission (and the student) is created when nbgrader has none yet.
+
+def kit_part(cell: nbformat.NotebookNode, grading: Grading) -> str | None:
+    """The part a grading cell of the kit's notebooks grades; None for any other cell."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+        return None
+    return {grade_id(part): part for part in grading.parts}.get(meta.get("grade_id"))
+
+
+def course_test_cells(notebook: nbformat.NotebookNode, grading: Grading) -> bool:
+    """Whether a notebook has autograded test cells of the course's own (not the kit's)."""
+    return any(cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")
+               and not cell.metadata["nbgrader"].get("solution") and kit_part(cell, grading) is None
+               for cell in notebook.cells)
+
+
+def notebook_module(notebook: nbformat.NotebookNode, assignment: str, engine: str) -> str | None:
+    """The module the kit grades for one engine of a notebook, made by the same intake as
+    `autograder bulk` (so the two can be compared), or None when the notebook defines none."""
+    where = f"{assignment}/{engine}.ipynb"  # as intake names it inside submitted/<student>/
+    scratch = intake.Submission(where, "notebook", "nbgrader")
+    return intake.split_notebook(nbformat.writes(notebook), where, scratch).get(engine)
+
+
+@dataclass(frozen=True)
+class KnownGrade:
+    """What the kit has already graded for one engine of one submission: the module it graded,
+    and results.json's entries of that engine's parts."""
+
+    module: str
+    entries: dict[str, dict]
+
+
+class GradeWithKit(NbGraderPreprocessor):
+    """The step of `nbgrader autograde` that executes a notebook, done by the kit.
+
+    Each grading cell of the kit's gets the kit's verdict for its part as its output (printed
+    text, and the score as the cell's result, which nbgrader's SaveAutoGrades takes as partial
+    credit); no student code runs in nbgrader's kernel. A bonus part's points go to its cell's
+    extra credit, unless a grader has typed a score into that cell. A notebook with test cells
+    of the course's own is executed by nbgrader as usual first.
     """
-    from nbgrader.api import Gradebook, MissingEntry  # nbgrader is a staff extra: load it only here
 
-    grading = grading or load(GRADING_TOML)
-    unknown = sorted(set(part_scores) - set(grading.parts))
-    if unknown:
-        raise NotebookError(f"{grading.source}: no part {unknown}; score only the parts it lists")
-    with Gradebook(db_url) as gradebook:
+    known = Dict(help="student -> engine -> KnownGrade: what the kit has just graded, reused "
+                      "when the module made from the notebook is the one graded").tag(config=True)
+    reference = Unicode("", help="a sealed reference.json to grade against (default: the kit's "
+                                 "solutions/)").tag(config=True)
+
+    def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
+        grading = load()
+        ids = resources["nbgrader"]
+        name = ids["notebook"]
+        if name not in ENGINES or course_test_cells(nb, grading):
+            nb, resources = Execute(parent=self.parent).preprocess(nb, resources)
+        cells = [(cell, kit_part(cell, grading)) for cell in nb.cells]
+        cells = [(cell, part) for cell, part in cells if part is not None]
+        if not cells:
+            return nb, resources
+        for cell, part in cells:
+            worth = 0 if grading.parts[part].bonus else grading.parts[part].points
+            if float(cell.metadata.nbgrader.get("points", 0)) != worth:
+                raise NotebookError(
+                    f"{ids['assignment']}/{name}.ipynb: the grading cell of {part} is worth "
+                    f"{cell.metadata.nbgrader.get('points')} points, grading.toml gives {worth}; build "
+                    "the notebooks again with `autograder release nbgrader`, then `nbgrader "
+                    "generate_assignment` them")
+        entries = self.grade(nb, ids["student"], ids["assignment"], name)
+        bonus = {}
+        for cell, part in cells:
+            entry = entries[part]
+            report = part_report(part, entry, grading.parts[part].bonus)
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=report + "\n")]
+            if grading.parts[part].bonus:
+                bonus[cell.metadata.nbgrader["grade_id"]] = float(entry["score"])
+            else:
+                cell.outputs.append(nbformat.v4.new_output(
+                    "execute_result", data={"text/plain": repr(float(entry["score"]))}, execution_count=None))
+        if bonus:
+            self.record_bonus(ids, bonus)
+        return nb, resources
+
+    def grade(self, nb: nbformat.NotebookNode, student: str, assignment: str, engine: str) -> dict[str, dict]:
+        module = notebook_module(nb, assignment, engine)
+        known = self.known.get(student, {}).get(engine)
+        if known is not None and module == known.module:
+            return known.entries
+        self.log.info("Grading %s/%s/%s.ipynb with the kit", student, assignment, engine)
+        options = ["--reference", self.reference] if self.reference else []
+        return score_modules({engine: module} if module is not None else {}, KIT_ROOT, *options)
+
+    def record_bonus(self, ids: dict, bonus: dict[str, float]) -> None:
+        with quiet_sqlalchemy(), Gradebook(ids["db_url"]) as gradebook:
+            for cell_id, score in bonus.items():
+                grade = gradebook.find_grade(cell_id, ids["notebook"], ids["assignment"], ids["student"])
+                if grade.manual_score is None:  # a grader's own score and extra credit stand
+                    grade.extra_credit = score
+            gradebook.db.commit()
+
+
+def with_the_kit(preprocessors: list) -> list:
+    """Autograde's preprocessors with the kit in place of nbgrader's Execute."""
+    def is_execute(step: object) -> bool:
+        return step is Execute or step in ("nbgrader.preprocessors.Execute",
+                                           "nbgrader.preprocessors.execute.Execute")
+    if GradeWithKit in preprocessors:
+        return preprocessors
+    if not any(is_execute(step) for step in preprocessors):
+        raise NotebookError("nbgrader_config.py: Autograde.autograde_preprocessors has no Execute step "
+                            "for the kit to take the place of; list nbgrader's default steps")
+    return [GradeWithKit if is_execute(step) else step for step in preprocessors]
+
+
+def grade_with_the_kit(c: Config) -> None:
+    """Put the kit in place of Execute among the Autograde steps of a configuration."""
+    configured = c.Autograde.get("autograde_preprocessors")
+    c.Autograde.autograde_preprocessors = with_the_kit(
+        list(configured) if configured is not None else Autograde().autograde_preprocessors)
+
+
+def use_the_kit(c: Config) -> None:
+    """In a course's nbgrader_config.py (`use_the_kit(c)`): `nbgrader autograde` and formgrader's
+    Autograde button grade with the kit, and `nbgrader export` writes a column per part."""
+    grade_with_the_kit(c)
+    c.ExportApp.plugin_class = PartsCsvExport
+
+
+def course_config(course: Path) -> Config:
+    """The configuration nbgrader reads when run in `course`: every nbgrader_config.py of
+    Jupyter's configuration folders, then the course's own, which wins."""
+    config = Config()
+    for folder in [*reversed(jupyter_config_path()), str(course)]:
+        with contextlib.suppress(ConfigFileNotFound):
+            config.merge(PyFileConfigLoader("nbgrader_config.py", path=folder).load_config())
+    return config
+
+
+class CollectedLog(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"[{record.levelname}] {record.getMessage()}")
+
+
+def autograde_course(course: Path, db_url: str, assignment: str,
+                     known: Mapping[str, Mapping[str, KnownGrade]] | None = None,
+                     reference: Path | None = None, log_folder: Path | None = None) -> list[str]:
+    """Run nbgrader's own autograde, with the kit in it, on every submission of `assignment` in
+    the course folder `course`; return a line for each submission nbgrader could not autograde
+    (its log is kept in `log_folder` when given). `known` holds what the kit has just graded."""
+    course = course.resolve()
+    with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
         try:
             gradebook.find_assignment(assignment)
         except MissingEntry:
             raise NotebookError(f"{db_url}: no assignment {assignment!r}; run `nbgrader generate_assignment "
                                 f"{assignment}` on the notebooks of `autograder release nbgrader`") from None
-        gradebook.update_or_create_student(student)
+    config = course_config(course)
+    grade_with_the_kit(config)  # whatever the course's own configuration says
+    config.GradeWithKit.known = dict(known or {})
+    config.GradeWithKit.reference = str(reference or "")
+    students = sorted(path.parent.name for path in (course / "submitted").glob(f"*/{assignment}")
+                      if path.is_dir())
+    problems = []
+    for student in students:
+        coursedir = CourseDirectory(config=config)
+        coursedir.root, coursedir.db_url = str(course), db_url
+        coursedir.assignment_id, coursedir.student_id = assignment, student
+        converter = Autograde(coursedir=coursedir, config=config)
+        converter.force, converter.create_student = True, True
+        collected = CollectedLog()
+        logger = converter.log
+        level = logger.level
+        logger.addHandler(collected)
+        logger.setLevel(logging.INFO)
         try:
-            gradebook.find_submission(assignment, student)
+            with quiet_sqlalchemy():
+                converter.start()
+            failed = any(line.startswith("[ERROR]") for line in collected.lines)
+        except Exception:  # noqa: BLE001 - nbgrader raises its own and SQLAlchemy's; all are reported
+            failed = True
+        finally:
+            logger.removeHandler(collected)
+            logger.setLevel(level)
+        if failed:
+            errors = [line for line in collected.lines if line.startswith("[ERROR]")]
+            where = ""
+            if log_folder is not None:
+                log_folder.mkdir(parents=True, exist_ok=True)
+                (log_folder / f"nbgrader-{student}.log").write_text("\n".join(collected.lines) + "\n",
+                                                                    encoding="utf-8")
+                where = f" (log: {log_folder / f'nbgrader-{student}.log'})"
+            problems.append(f"submitted/{student}/{assignment}: nbgrader could not autograde it{where}: "
+                            f"{errors[0][8:300] if errors else 'see the log'}")
+    return problems
+
+
+def known_from_bulk(submissions: list[intake.Submission], entries: list[Entry]) -> dict[str, dict]:
+    """What `autograder bulk` has just graded in an nbgrader course's submitted/ tree, for
+    `autograde_course`: student -> engine -> KnownGrade."""
+    graded = {entry.source: entry for entry in entries if entry.status == "graded"}
+    known: dict[str, dict] = {}
+    for submission in submissions:
+        entry = graded.get(submission.source)
+        folder, _, student = submission.source.partition("/")
+        if entry is None or entry.content_hash != submission.content_hash or folder != "submitted":
+            continue
+        results = {score.part: {"score": score.points, "max_score": score.max, "output": score.messages,
+                                "status": "passed" if score.points >= score.max else "failed"}
+                   for score in entry.scores}
+        known[student] = {engine: KnownGrade(text, {part: result for part, result in results.items()
+                                                    if engine_of(part) == engine})
+                          for engine, text in submission.files.items()}
+    return known
+
+
+# -- nbgrader's export, a column per part -----------------------------------------------------------
+
+class PartsCsvExport(ExportPlugin):
+    """`nbgrader export`'s CSV, with one column per grading cell after nbgrader's own: the kit's
+    parts by their ids (value.mul, ...), any other cell as <notebook>:<grade id>. A part's
+    column holds its score (a grader's if one was typed in, the kit's otherwise, with extra
+    credit); `score` is the total after the late penalty, as in nbgrader's own export."""
+
+    COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
+               "raw_score", "late_submission_penalty", "score", "max_score")
+
+    def export(self, gradebook: Gradebook) -> None:
+        parts = {grade_id(part): part for part in load().parts}
+        rows, columns = [], []
+        with quiet_sqlalchemy():
+            for assignment in gradebook.assignments:
+                if self.assignment and assignment.name not in self.assignment:
+                    continue
+                cells = [(notebook.name, cell.name) for notebook in assignment.notebooks
+                         for cell in notebook.grade_cells]
+                names = {cell: parts.get(cell[1], f"{cell[0]}:{cell[1]}") for cell in cells}
+                kit_order = {part: index for index, part in enumerate(parts.values())}
+                for name in sorted(names.values(), key=lambda n: (kit_order.get(n, len(kit_order)), n)):
+                    if name not in columns:
+                        columns.append(name)
+                for student in gradebook.students:
+                    if self.student and student.id not in self.student:
+                        continue
+                    rows.append(self.row(gradebook, assignment, student, names))
+        self.log.info("Exporting grades with a column per part to %s", self.to or "grades.csv")
+        with open(self.to or "grades.csv", "w", newline="", encoding="utf-8") as table:
+            writer = csv.DictWriter(table, fieldnames=[*self.COLUMNS, *columns], restval="")
+            writer.writeheader()
+            writer.writerows(rows)
+
+    @staticmethod
+    def row(gradebook: Gradebook, assignment, student, names: dict) -> dict:
+        row = {"assignment": assignment.name, "duedate": assignment.duedate or "", "student_id": student.id,
+               "last_name": student.last_name or "", "first_name": student.first_name or "",
+               "email": student.email or "", "max_score": assignment.max_score}
+        try:
+            submission = gradebook.find_submission(assignment.name, student.id)
         except MissingEntry:
-            gradebook.add_submission(assignment, student)
-        for part_id, score in part_scores.items():
-            try:
-                grade = gradebook.find_grade(grade_id(part_id), engine_of(part_id), assignment, student)
-            except MissingEntry:
-                raise NotebookError(
-                    f"{assignment}/{engine_of(part_id)}.ipynb has no grading cell {grade_id(part_id)}; "
-                    "rebuild the notebooks with `autograder release nbgrader` and generate the "
-                    "assignment again") from None
-            if grading.parts[part_id].bonus:
-                grade.auto_score, grade.extra_credit = 0.0, float(score)
-            else:
-                grade.auto_score = float(score)
-            if grade.manual_score is None:
-                grade.needs_manual_grade = False
-        gradebook.db.commit()
+            row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+            row.update({name: 0.0 for name in names.values()})
+            return row
+        penalty = submission.late_submission_penalty or 0.0
+        row.update(timestamp=submission.timestamp or "", raw_score=submission.score,
+                   late_submission_penalty=penalty, score=max(0.0, submission.score - penalty))
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                row[names[(notebook.name, grade.name)]] = grade.score
+        return row

@@ -3,7 +3,7 @@
   autograder release student -o DIR             assignments/, the visible suites, the grader,
                                                 answers sealed for the visible scenarios only
   autograder release gradescope -o autograder.zip   every suite, every answer sealed,
-                                                setup.sh and run_autograder for Gradescope
+                                                bulk's intake, setup.sh and run_autograder
   autograder release nbgrader -o DIR            value.ipynb, tensor.ipynb, dual.ipynb for an
                                                 nbgrader course's source/<assignment>/
 
@@ -23,6 +23,7 @@ import string
 import subprocess
 import sys
 import tempfile
+import tomllib
 import zipfile
 from dataclasses import dataclass
 from importlib import metadata
@@ -39,8 +40,11 @@ SEALED = Path("autograder") / "reference.json"
 # tools (bulk grading, building releases, the platform templates), which grade nothing.
 NOT_SHIPPED = {"__pycache__", "reference.json", ".pytest_cache", "staff"}
 STUDENT_REQUIREMENTS = "numpy>=1.24\npytest>=7.4\n"
-# What Gradescope's image needs, pinned to the versions that sealed the answers.
-GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout")
+# What Gradescope's image needs, pinned to the versions that sealed the answers (nbformat:
+# intake reads a notebook submission).
+GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "nbformat")
+# What a Gradescope bundle holds of the staff tools: the intake that `autograder bulk` uses.
+GRADESCOPE_STAFF = (Path("autograder") / "staff" / "intake.py",)
 PYTEST_INI = """\
 [pytest]
 # `pytest` alone grades assignments/; test order is fixed so every run reads the same.
@@ -208,6 +212,22 @@ def prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
+def python_minimum(kit: Path) -> str:
+    """The kit's Python floor, "3.11", from requires-python in its pyproject.toml: the one place
+    that says it, for the handout's README and the Gradescope image alike."""
+    pyproject = kit / "pyproject.toml"
+    try:
+        required = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["requires-python"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
+        raise ReleaseError(f"{pyproject}: cannot read [project] requires-python ({error}); the "
+                           "releases take the kit's minimum Python from there") from None
+    found = re.fullmatch(r">=\s*(\d+\.\d+)", required.strip())
+    if not found:
+        raise ReleaseError(f'{pyproject}: requires-python = "{required}"; write it as ">=3.N", the '
+                           "only form setup.sh and the handout can state")
+    return found.group(1)
+
+
 # -- the student handout -------------------------------------------------------------------------
 
 def build_student(kit: Path, out: Path) -> None:
@@ -228,7 +248,8 @@ def build_student(kit: Path, out: Path) -> None:
     (out / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
     (out / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
     (out / ".gitignore").write_text(STUDENT_GITIGNORE, encoding="utf-8")
-    (out / "README.md").write_text(student_readme(kit, grading, kept), encoding="utf-8")
+    (out / "README.md").write_text(student_readme(kit, grading, kept, python_minimum(kit)),
+                                   encoding="utf-8")
     workflow = out / ".github" / "workflows" / "classroom.yml"
     workflow.parent.mkdir(parents=True)
     workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible]),
@@ -257,7 +278,7 @@ def stubs_of(path: Path) -> dict[str, list[str]]:
     return stubs
 
 
-def student_readme(kit: Path, grading: Grading, kept: Grading) -> str:
+def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> str:
     files = sorted((kit / "assignments").glob("*.py"))
     stubs = {part: (path.name, names) for path in files for part, names in stubs_of(path).items()}
     rows = []
@@ -286,7 +307,7 @@ worked examples of the rules your stubs follow.
 
     python -m pip install -r requirements.txt
 
-Python 3.11 or later, with numpy and pytest.
+Python {python} or later, with numpy and pytest.
 
 ## Check your work
 
@@ -374,8 +395,18 @@ def gradescope_requirements() -> str:
     return "# The versions that sealed the reference's answers.\n" + "\n".join(pins) + "\n"
 
 
+def gradescope_setup(python: str) -> str:
+    """setup.sh, with the kit's minimum Python written in."""
+    template = (PLATFORM_FILES / "setup.sh").read_text(encoding="utf-8")
+    if template.count("@python_minimum@") != 1:
+        raise ReleaseError(f"{PLATFORM_FILES / 'setup.sh'}: keep exactly one @python_minimum@, where "
+                           "the kit's minimum Python goes")
+    return template.replace("@python_minimum@", python)
+
+
 def build_gradescope(kit: Path, bundle: Path) -> None:
-    """autograder.zip: run_autograder and setup.sh at the top, the grader beside them."""
+    """autograder.zip: run_autograder, setup.sh and grade_submission.py at the top, the grader
+    beside them, with the one staff module a submission goes through: intake."""
     if bundle.suffix != ".zip":
         raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
     if bundle.exists():
@@ -386,10 +417,14 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
         staging = Path(scratch) / "source"
         staging.mkdir()
         copy_package(kit, staging, tests, set(grading.parts))
+        for path in GRADESCOPE_STAFF:
+            (staging / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(kit / path, staging / path)
         shutil.copyfile(kit / "grading.toml", staging / "grading.toml")
         (staging / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
         (staging / "requirements.txt").write_text(gradescope_requirements(), encoding="utf-8")
-        for name in ("setup.sh", "run_autograder"):
+        (staging / "setup.sh").write_text(gradescope_setup(python_minimum(kit)), encoding="utf-8")
+        for name in ("run_autograder", "grade_submission.py"):
             shutil.copyfile(PLATFORM_FILES / name, staging / name)
         seal(staging, kit / "solutions")
         bundle.parent.mkdir(parents=True, exist_ok=True)
@@ -421,7 +456,11 @@ def run(args: argparse.Namespace) -> int:
         elif args.target == "gradescope":
             build_gradescope(KIT_ROOT, args.output)
         else:
-            from .notebooks import write_notebooks  # nbformat is a staff extra: load it only here
+            try:  # nbformat and nbgrader are extras: load them only here
+                from .notebooks import write_notebooks
+            except ImportError as error:
+                raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
+                                   "pip install -e '.[nbgrader]'") from None
 
             prepare(args.output)
             write_notebooks(KIT_ROOT, args.output)

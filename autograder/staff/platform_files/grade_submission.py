@@ -1,0 +1,51 @@
+"""Grade one Gradescope submission: run_autograder's Python half.
+
+    python grade_submission.py SUBMISSION RESULTS
+
+The submission folder goes through the same intake as `autograder bulk` (wrong-case names, a
+byte-order mark, Windows line endings, files a folder or more down, a notebook or a zip), its
+engine files are staged in a folder of root's own, the suites grade them, and what intake
+noticed ("value.py: taken from my-work/Value.py") becomes results.json's top-level output,
+which students see. The exit status is pytest's when it left no results.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from autograder.staff import intake
+
+KIT = Path(__file__).resolve().parent
+
+
+def main(submission_folder: Path, results: Path) -> int:
+    submission = intake.read_folder(submission_folder, "submission", "gradescope")
+    for note in submission.notes:
+        print(f"intake: {note}")
+    with tempfile.TemporaryDirectory(prefix="autograder-submission-") as scratch:
+        staged = Path(scratch) / "submission"
+        intake.stage(submission, staged)
+        written = Path(scratch) / "results.json"
+        code = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider",
+                               "--submission", str(staged), "--results-json", str(written)],
+                              cwd=KIT, check=False).returncode
+        if not written.is_file():
+            return code or 1
+        graded = json.loads(written.read_text(encoding="utf-8"))
+    if submission.notes:
+        graded["output"] = "About your files:\n" + "\n".join(f"- {note}" for note in submission.notes)
+    partial = results.with_name(results.name + ".partial")
+    partial.write_text(json.dumps(graded, indent=2), encoding="utf-8")
+    os.replace(partial, results)  # all or nothing, should the time limit strike now
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
