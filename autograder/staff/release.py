@@ -257,6 +257,55 @@ def build_student(kit: Path, out: Path) -> None:
     seal(out, kit / "solutions")
 
 
+SHORTEST_ANSWER_LINE = 20  # shorter lines (`return self * other`) say how, not what
+
+
+def function_lines(source: str) -> dict[str, tuple[ast.FunctionDef, list[str]]]:
+    """Every function of a module (methods as Class.name), with its stripped body lines after
+    the docstring."""
+    lines = source.splitlines()
+    found = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.FunctionDef):
+                first = child.body[0]
+                skip = first.end_lineno if isinstance(first, ast.Expr) and isinstance(
+                    getattr(first, "value", None), ast.Constant) else child.lineno
+                body = [line.strip() for line in lines[skip:child.end_lineno] if line.strip()]
+                found[f"{prefix}{child.name}"] = (child, body)
+
+    visit(ast.parse(source), "")
+    return found
+
+
+def answers_in_given_code(kit: Path) -> list[str]:
+    """Where a line of a stub's answer (its body in solutions/) stands in the given code of a
+    handed-out file of assignments/. Lines that several given operations share (`return out`,
+    wrapping a number) are the pattern every operation follows, and not an answer."""
+    given: dict[str, set[str]] = {}  # line -> the given functions holding it
+    stubs: list[tuple[str, str]] = []
+    for path in sorted((kit / "assignments").glob("*.py")):
+        stubbed = {name for names in stubs_of(path).values() for name in names}
+        for name, (_, body) in function_lines(path.read_text(encoding="utf-8")).items():
+            if name in stubbed:
+                stubs.append((path.name, name))
+                continue
+            for line in body:
+                given.setdefault(line, set()).add(f"{path.name}:{name}")
+    problems = []
+    for file, name in stubs:
+        answer = function_lines((kit / "solutions" / file).read_text(encoding="utf-8")).get(name)
+        for line in answer[1] if answer else []:
+            holders = given.get(line, set())
+            if len(line) >= SHORTEST_ANSWER_LINE and len(holders) == 1:
+                holder = next(iter(holders))
+                problems.append(f"{file}:{name} is answered by the given code of {holder}: {line}")
+    return problems
+
+
 def stubs_of(path: Path) -> dict[str, list[str]]:
     """The stubs of one assignment file: part id -> the functions marked `# TODO(<part>)`."""
     source = path.read_text(encoding="utf-8")
@@ -451,6 +500,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        if args.target in ("student", "nbgrader") and (answered := answers_in_given_code(KIT_ROOT)):
+            raise ReleaseError("the handout would answer a stub; rewrite the given code:\n  "
+                               + "\n  ".join(answered))
         if args.target == "student":
             build_student(KIT_ROOT, args.output)
         elif args.target == "gradescope":
