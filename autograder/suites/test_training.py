@@ -8,14 +8,17 @@ the final accuracy must be the reference's.
 import pytest
 
 from autograder.datasets import grading_data
-from autograder.judge import raised
+from autograder.judge import raised_saying, unwrapped
+
+# An operand's gradient that kept the batch axis cannot be added into the operand's own .grad.
+NOT_SUMMED = raised_saying("ValueError", "non-broadcastable output operand")
 
 
 @pytest.mark.part("value.training")
 def test_a_2_8_8_1_network_on_moons(grade):
     """The scalar engine trains a 2-8-8-1 ReLU network on 30 moons: 10 full-batch steps, lr 1.0."""
     grade("training:train_moons", tolerance="training", steps=10, lr=1.0, seed=0, hidden=8,
-          suspects={"number-not-wrapped": raised("TypeError", "AttributeError")},
+          suspects={"number-not-wrapped": unwrapped("data")},
           **grading_data("moons"))
 
 
@@ -23,5 +26,5 @@ def test_a_2_8_8_1_network_on_moons(grade):
 def test_a_64_128_10_network_on_digits(grade):
     """The tensor engine trains a 64-128-10 ReLU network on 300 digits: 10 epochs, lr 0.2, batches of 32."""
     grade("training:train_digits", tolerance="training", epochs=10, lr=0.2, batch_size=32, seed=0,
-          suspects={"unbroadcast-leading-axes": raised("ValueError")},
+          suspects={"unbroadcast-leading-axes": NOT_SUMMED},
           **grading_data("digits"))

@@ -2,11 +2,11 @@
 
 import pytest
 
-from autograder.judge import raised, ratio
+from autograder.judge import ratio, unwrapped
 
 pytestmark = pytest.mark.part("value.mul")
 
-NOT_WRAPPED = {"number-not-wrapped": raised("TypeError", "AttributeError")}
+NOT_WRAPPED = {"number-not-wrapped": unwrapped("data")}
 
 
 def test_products_at_the_root(grade):
@@ -44,7 +44,8 @@ def test_a_number_times_a_value(grade, k):
 
 def test_numbers_on_both_sides_in_one_graph(grade):
     """x * k + k * x: both forms in one graph, so x collects two contributions."""
-    grade("value:with_numbers", x=1.5, k=2, suspects=NOT_WRAPPED)
+    grade("value:with_numbers", x=1.5, k=2,
+          suspects={**NOT_WRAPPED, "overwrites-gradient": ratio("grad", 0.5)})
 
 
 def test_lesson_example(grade):
