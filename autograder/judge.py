@@ -237,6 +237,23 @@ def raised(*names: str) -> Suspect:
     return test
 
 
+def raised_saying(name: str, *texts: str) -> Suspect:
+    """The submission raised `name` with one of `texts` in its message (here or in a case)."""
+    def test(expected: object, got: Answer) -> bool:
+        found = [(got.raised, got.message)] + [(c["raised"]["type"], c["raised"]["message"])
+                                               for c in raised_cases(got)]
+        return any(kind == name and any(text in message for text in texts) for kind, message in found)
+    return test
+
+
+def unwrapped(attribute: str) -> Suspect:
+    """A plain number was used where the engine's class was expected: it has no `.data` (or
+    `.val`), or an operator refused the pair."""
+    no_attribute = raised_saying("AttributeError", f"has no attribute '{attribute}'")
+    refused = raised_saying("TypeError", "unsupported operand type")
+    return lambda expected, got: no_attribute(expected, got) or refused(expected, got)
+
+
 def raised_cases(got: Answer) -> list[dict]:
     cases = got.observations if isinstance(got.observations, list) else []
     return [case for case in cases if is_raised(case)]
