@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import graphs
 from .misconceptions import CATALOGUE
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ UNSTEADY = textwrap.fill(
     "instead of adding, or a traversal that visits a node before its consumers.", 88)
 # The message of a stub's NotImplementedError: "<part>: implement <function>".
 STUB_MESSAGE = re.compile(r"^([\w.]+): implement (\S+)$")
+# The case a difference was found in: the path of a mismatch in a list of cases starts "[i]".
+CASE_PATH = re.compile(r"^\[(\d+)\]")
 
 
 class StaffError(Exception):
@@ -379,13 +382,36 @@ def diagnose(expected: object, got: Answer, suspects: dict[str, Suspect]) -> str
     return None
 
 
+def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, tolerance: Tolerance,
+                 given_rules: bool) -> str | None:
+    """The graph block for the case a message shows, when both sides drew its graph: the case
+    of the first mismatch in a list of cases, or the scenario's one graph."""
+    def drawing(answer: Answer, index: int, cases: int) -> object:
+        drawn = answer.graphs
+        return drawn[index] if isinstance(drawn, list) and len(drawn) == cases else None
+
+    if isinstance(expected.observations, list):
+        found = CASE_PATH.match(mismatch.path) if mismatch is not None else None
+        cases = len(expected.observations)
+        if found is None or not isinstance(got.observations, list) or len(got.observations) != cases:
+            return None
+        index = int(found[1])
+    elif mismatch is not None or got.raised:
+        index, cases = 0, 1
+    else:
+        return None
+    return graphs.report(drawing(expected, index, cases), drawing(got, index, cases), tolerance, given_rules)
+
+
 # -- the verdict ---------------------------------------------------------------------------------
 
 def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: Answer,
           tolerance: Tolerance, fd_tolerance: Tolerance, suspects: dict[str, Suspect],
-          timeout: float, preface: str = "") -> Verdict:
+          timeout: float, preface: str = "", given_rules: bool = False) -> Verdict:
     """Compare one scenario's answers and explain any difference to the student. `preface`
-    goes first: what the student must know before anything else (a given operation changed)."""
+    goes first: what the student must know before anything else (a given operation changed).
+    Where both sides drew the graph of the case shown, the message shows where in it the
+    gradients first differ; `given_rules`: the graph holds only given operations' rules."""
     if expected.failure or expected.raised or raised_cases(expected):
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
         raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())
@@ -423,6 +449,8 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         f"Came out: {came_out}", f"Expected: {wanted}"]
     if fd_hint:
         lines.append(fd_hint)
+    if not got.failure and (block := graph_report(expected, got, mismatch, tolerance, given_rules)):
+        lines += ["", block]
     if misconception:
         entry = CATALOGUE[misconception]
         lines += ["", f"Likely cause [{misconception}]: {entry.title}.", textwrap.fill(entry.idea, 88)]

@@ -43,6 +43,7 @@ class Answer:
     seconds: float = 0.0
     output: str = ""
     unloaded: bool = False  # the file the scenario needs is missing or did not import
+    graphs: list | None = None  # the graphs the scenario drew, untrusted: see graphs.py
 
     @classmethod
     def from_json(cls, line: bytes) -> Answer:
@@ -57,8 +58,10 @@ class Answer:
         texts = {key: data.get(key, "") for key in ("message", "where")}
         if "raised" in data and not all(isinstance(t, str) for t in (data["raised"], *texts.values())):
             return cls(failure="the worker's answer had the wrong form")
+        graphs = data.get("graphs")
         return cls(observations=data.get("observations"), raised=data.get("raised"),
-                   seconds=float(data["seconds"]), **texts)
+                   seconds=float(data["seconds"]), graphs=graphs if isinstance(graphs, list) else None,
+                   **texts)
 
 
 class Output:

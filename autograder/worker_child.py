@@ -107,6 +107,16 @@ def handle(request, engines):
     return plain(function(engine, **request.get("kwargs", {})))
 
 
+def drawings():
+    """The graphs the scenario drew beside its answer (scenarios/common.py keeps them), as
+    plain data, or None. They only explain an answer: if they cannot be had, there are none."""
+    try:
+        found = sys.modules["scenarios.common"].drawings()
+        return plain(found) if type(found) is list and found else None
+    except BaseException:  # noqa: BLE001 - whatever went wrong, the answer stands without them
+        return None
+
+
 def serve(requests, answers):
     boot = json.loads(requests.readline())
     install_scenarios(boot["scenarios"])
@@ -123,6 +133,8 @@ def serve(requests, answers):
             answer = {"raised": type(error).__name__, "message": message(error),
                       "where": where(error)}
         answer["seconds"] = time.perf_counter() - start
+        if (graphs := drawings()) is not None:
+            answer["graphs"] = graphs
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
 

@@ -16,7 +16,7 @@ very case that raised.
 
 from __future__ import annotations
 
-from .common import case, gradient_fd, uniform
+from .common import case, drawn, gradient_fd, uniform
 
 UPSTREAM = 3.0
 # The constants that make an operand a computed value: x + LIFT, and y - LIFT.
@@ -27,23 +27,29 @@ class WrongParents(Exception):
     """A rule changed the gradient of a value that is not among its node's parents."""
 
 
-class Tape:
-    """The kit's own reverse pass over the nodes made while one graph is built.
+# A graph with more nodes (the chain a thousand deep), or a node with more parents, is not drawn.
+MAX_NODES = 64
+MAX_PARENTS = 8
 
-    `with Tape(value) as tape:` records every Value made inside the block, in the order made
-    (by wrapping the class's __init__ for that long); `tape.reverse(root)` sets the root's
-    gradient to 1.0 and runs each recorded node's `_backward` once, newest first. A node is
-    made after its parents, so newest first is a correct order, found without searching the
-    graph. Each rule may change the gradients of its own node's parents (`_prev`) and of
-    nothing else, and that is checked: a rule attached to the wrong node, or parents named
-    wrongly, raise WrongParents. An engine whose nodes this cannot record (built without the
-    given fields, or without calling __init__) runs its own backward() instead.
+
+class Recorder:
+    """Records every Value made inside `with Recorder(value) as recorder:`, in the order made
+    (by wrapping the class's __init__ for that long), so that `draw` can show the graph.
+
+    `recorder.draw(root, x=v, ...)` draws the graph that ends at `root`, read through the
+    given fields (`_prev`, `_op`, `data`, `grad`), beside the answer (see common.drawn): its
+    nodes newest first, which is an order from the output (a node is made after its parents),
+    each as [op, data, grad, parent indices, passes], and the snippet's names of some values
+    (null for a value the graph does not reach). `passes` holds, for each parent, its gradient
+    before and after the node's rule ran, where the kit's Tape ran it; else it is null. A graph
+    that cannot be read so (other fields, too large, a node made elsewhere) is not drawn.
     """
 
     def __init__(self, value) -> None:
         self.Value, self.made, self.original = value.Value, [], None
+        self.passes: dict[int, dict[int, list]] = {}  # by id of node, then of parent: [before, after]
 
-    def __enter__(self) -> Tape:
+    def __enter__(self):
         original = self.Value.__init__
 
         def recording(node, *args, **kwargs):
@@ -54,12 +60,66 @@ class Tape:
             self.Value.__init__ = recording
             self.original = original
         except (AttributeError, TypeError):
-            pass  # a class that cannot be wrapped: reverse() falls back to backward()
+            pass  # a class that cannot be wrapped: nothing is recorded
         return self
 
     def __exit__(self, *exc_info) -> None:
         if self.original is not None:
             self.Value.__init__ = self.original
+
+    def draw(self, root, **names) -> None:
+        try:
+            graph = self._graph(root, names)
+        except Exception:  # noqa: BLE001 - a graph the submission's objects do not let us read is not drawn
+            graph = None
+        drawn(graph)
+
+    def _graph(self, root, names: dict) -> dict | None:
+        order = {id(node): index for index, node in enumerate(self.made)}
+        if id(root) not in order:
+            return None
+        found, stack = {id(root): root}, [root]
+        while stack:
+            parents = stack.pop()._prev
+            if type(parents) not in (tuple, list, set, frozenset) or len(parents) > MAX_PARENTS:
+                return None
+            for parent in parents:
+                if id(parent) not in found:
+                    if id(parent) not in order and parent._prev:
+                        return None  # an inner node made elsewhere: its place in the order is unknown
+                    found[id(parent)] = parent
+                    stack.append(parent)
+            if len(found) > MAX_NODES:
+                return None
+        # Leaves made before the block are older than every recorded node: they come last.
+        nodes = sorted(found.values(), key=lambda node: -order.get(id(node), -1))
+        index = {id(node): position for position, node in enumerate(nodes)}
+        rows = []
+        for node in nodes:
+            parents = list(node._prev)
+            passed = self.passes.get(id(node))
+            passes = None  # the rule did not run under the Tape, or a parent is not recorded
+            if passed is not None and all(id(parent) in passed for parent in parents):
+                passes = [passed[id(parent)] for parent in parents]
+            op = getattr(node, "_op", "")
+            rows.append([op if isinstance(op, str) else "", node.data, node.grad,
+                         [index[id(p)] for p in parents], passes])
+        return {"nodes": rows, "names": {name: index.get(id(v)) for name, v in names.items()}}
+
+
+class Tape(Recorder):
+    """The kit's own reverse pass over the nodes made while one graph is built.
+
+    `with Tape(value) as tape:` records every Value made inside the block, in the order made;
+    `tape.reverse(root)` sets the root's gradient to 1.0 and runs each recorded node's
+    `_backward` once, newest first. A node is made after its parents, so newest first is a
+    correct order, found without searching the graph. Each rule may change the gradients of
+    its own node's parents (`_prev`) and of nothing else, and that is checked: a rule attached
+    to the wrong node, or parents named wrongly, raise WrongParents. An engine whose nodes
+    this cannot record (built without the given fields, or without calling __init__) runs its
+    own backward() instead. `tape.reverse(root, x=v, ...)` then draws the graph (see
+    Recorder), also when a rule raised.
+    """
 
     def usable(self, root) -> bool:
         """Does the tape hold the root and every node it needs, with the given fields?"""
@@ -76,7 +136,14 @@ class Tape:
                 return False
         return True
 
-    def reverse(self, root) -> None:
+    def reverse(self, root, **names) -> None:
+        try:
+            self._reverse(root)
+        finally:
+            if names:
+                self.draw(root, **names)
+
+    def _reverse(self, root) -> None:
         if not self.usable(root):
             root.backward()
             return
@@ -85,6 +152,8 @@ class Tape:
             allowed = {id(parent) for parent in node._prev}
             before = [other.grad for other in self.made]
             node._backward()
+            self.passes[id(node)] = {id(other): [grad, other.grad] for other, grad in zip(self.made, before)
+                                     if id(other) in allowed}
             for other, grad in zip(self.made, before):
                 if id(other) not in allowed and not _same(other.grad, grad):
                     label = getattr(node, "_op", "")
@@ -107,9 +176,10 @@ def _loss(out, shift: float | None):
     return out if shift is None else (out + shift) ** 2
 
 
-def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *,
+def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *, named: str,
                   upstream: bool = True, computed: bool = False) -> list[dict]:
-    """op(a, b) at seeded points, on leaves or on computed operands (a + LIFT, b - LIFT)."""
+    """op(a, b) at seeded points, on leaves or on computed operands (a + LIFT, b - LIFT); the
+    snippet calls op's result `named`."""
     Value = value.Value
 
     def operands(a, b):
@@ -121,7 +191,7 @@ def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *,
             out = op(*operands(x, y))
             shift = _shift(out.data) if upstream else None
             loss = _loss(out, shift)
-        tape.reverse(loss)
+        tape.reverse(loss, a=x, b=y, **{named: out}, **({"L": loss} if upstream else {}))
         fd = gradient_fd(lambda p: _loss(op(*operands(Value(p[0]), Value(p[1]))), shift).data, [a, b])
         found = {"data": out.data, "grads": [x.grad, y.grad], "grads_fd": fd}
         return {**found, "inputs": {"shift": shift}} if upstream else found
@@ -131,9 +201,10 @@ def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *,
             for a, b in zip(numbers[::2], numbers[1::2])]
 
 
-def _unary_cases(value, op, points: list[float], *, upstream: bool = True,
+def _unary_cases(value, op, points: list[float], *, named: str, upstream: bool = True,
                  computed: bool = False) -> list[dict]:
-    """op(x) at the given points, on a leaf or on a computed operand (x + LIFT)."""
+    """op(x) at the given points, on a leaf or on a computed operand (x + LIFT); the snippet
+    calls op's result `named`."""
     Value = value.Value
 
     def operand(x):
@@ -145,7 +216,7 @@ def _unary_cases(value, op, points: list[float], *, upstream: bool = True,
             out = op(operand(x))
             shift = _shift(out.data) if upstream else None
             loss = _loss(out, shift)
-        tape.reverse(loss)
+        tape.reverse(loss, x=x, **{named: out}, **({"L": loss} if upstream else {}))
         fd = gradient_fd(lambda p: _loss(op(operand(Value(p[0]))), shift).data, [a])[0]
         found = {"data": out.data, "grad": x.grad, "grad_fd": fd}
         return {**found, "inputs": {"shift": shift}} if upstream else found
@@ -243,7 +314,7 @@ def products(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _product, seed, count, -3.0, 3.0)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, named="c")
 
 
 def products_at_root(value, seed: int, count: int) -> list[dict]:
@@ -254,7 +325,7 @@ def products_at_root(value, seed: int, count: int) -> list[dict]:
     c.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _product, seed, count, -3.0, 3.0, upstream=False)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, upstream=False, named="c")
 
 
 def products_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -266,7 +337,7 @@ def products_of_computed_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _product, seed, count, -3.0, 3.0, computed=True)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, computed=True, named="c")
 
 
 def times_number(value, x: float, k: float) -> dict:
@@ -280,7 +351,7 @@ def times_number(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v * k
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -295,7 +366,7 @@ def number_times(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = k * v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -310,7 +381,7 @@ def square(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v * v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -325,7 +396,7 @@ def with_numbers(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v * k + k * v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -340,7 +411,7 @@ def lesson_product(value) -> dict:
     with Tape(value) as tape:
         a, b = value.Value(2.0), value.Value(-3.0)
         c = a * b + a
-    tape.reverse(c)
+    tape.reverse(c, a=a, b=b, c=c)
     return {"data": c.data, "grads": [a.grad, b.grad]}
 
 
@@ -355,7 +426,7 @@ def tanh_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(t.data, x.grad)
     """
-    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5))
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), named="t")
 
 
 def tanh_at_root(value, seed: int, count: int) -> list[dict]:
@@ -366,7 +437,7 @@ def tanh_at_root(value, seed: int, count: int) -> list[dict]:
     t.backward()
     print(t.data, x.grad)
     """
-    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), upstream=False)
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), upstream=False, named="t")
 
 
 def tanh_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -378,7 +449,7 @@ def tanh_of_computed_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(t.data, x.grad)
     """
-    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), computed=True)
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), computed=True, named="t")
 
 
 def tanh_beside_input(value, x: float) -> dict:
@@ -392,7 +463,7 @@ def tanh_beside_input(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v.tanh() + v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -407,7 +478,7 @@ def tanh_large(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         t = v.tanh()
-    tape.reverse(t)
+    tape.reverse(t, x=v, t=t)
     return {"data": t.data, "grad": v.grad}
 
 
@@ -420,7 +491,7 @@ def relu_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(r.data, x.grad)
     """
-    return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05))
+    return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05), named="r")
 
 
 def relu_at_root(value, seed: int, count: int) -> list[dict]:
@@ -432,7 +503,7 @@ def relu_at_root(value, seed: int, count: int) -> list[dict]:
     print(r.data, x.grad)
     """
     return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05),
-                        upstream=False)
+                        upstream=False, named="r")
 
 
 def relu_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -446,7 +517,7 @@ def relu_of_computed_values(value, seed: int, count: int) -> list[dict]:
     """
     # The kink of relu(x + LIFT) is at x = -LIFT: the points stay clear of it.
     points = uniform(seed, count, -3.0, 3.0, avoid=-LIFT, margin=0.05)
-    return _unary_cases(value, _relu, points, computed=True)
+    return _unary_cases(value, _relu, points, computed=True, named="r")
 
 
 def relu_beside_input(value, points: list[float]) -> list[dict]:
@@ -457,7 +528,7 @@ def relu_beside_input(value, points: list[float]) -> list[dict]:
     y.backward()
     print(y.data, x.grad)
     """
-    return _unary_cases(value, lambda x: x.relu() + x, points, upstream=False)
+    return _unary_cases(value, lambda x: x.relu() + x, points, named="y", upstream=False)
 
 
 def relu_in_expression(value, a: float, c: float) -> dict:
@@ -471,7 +542,7 @@ def relu_in_expression(value, a: float, c: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(c)
         out = (x - z).relu() + x ** 2 + (z - x).relu()
-    tape.reverse(out)
+    tape.reverse(out, a=x, c=z, L=out)
     return {"data": out.data, "grads": [x.grad, z.grad]}
 
 
@@ -484,7 +555,7 @@ def sigmoid_values(value, points: list[float]) -> list[dict]:
     L.backward()
     print(s.data, x.grad)
     """
-    return _unary_cases(value, _sigmoid, points)
+    return _unary_cases(value, _sigmoid, points, named="s")
 
 
 def sigmoid_at_root(value, points: list[float]) -> list[dict]:
@@ -495,7 +566,7 @@ def sigmoid_at_root(value, points: list[float]) -> list[dict]:
     s.backward()
     print(s.data, x.grad)
     """
-    return _unary_cases(value, _sigmoid, points, upstream=False)
+    return _unary_cases(value, _sigmoid, points, upstream=False, named="s")
 
 
 def sigmoid_of_computed_values(value, points: list[float]) -> list[dict]:
@@ -507,7 +578,7 @@ def sigmoid_of_computed_values(value, points: list[float]) -> list[dict]:
     L.backward()
     print(s.data, x.grad)
     """
-    return _unary_cases(value, _sigmoid, points, computed=True)
+    return _unary_cases(value, _sigmoid, points, computed=True, named="s")
 
 
 # -- value.truediv ---------------------------------------------------------------------------------
@@ -521,7 +592,7 @@ def quotients(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0)
+    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, named="q")
 
 
 def quotients_at_root(value, seed: int, count: int) -> list[dict]:
@@ -532,7 +603,7 @@ def quotients_at_root(value, seed: int, count: int) -> list[dict]:
     q.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, upstream=False)
+    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, upstream=False, named="q")
 
 
 def quotients_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -544,7 +615,7 @@ def quotients_of_computed_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _quotient, seed, count, 0.75, 3.0, computed=True)
+    return _binary_cases(value, _quotient, seed, count, 0.75, 3.0, computed=True, named="q")
 
 
 def quotient_beside_numerator(value, a: float, b: float) -> dict:
@@ -558,7 +629,7 @@ def quotient_beside_numerator(value, a: float, b: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(b)
         y = x / z + x
-    tape.reverse(y)
+    tape.reverse(y, a=x, b=z, y=y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
@@ -573,7 +644,7 @@ def quotient_beside_denominator(value, a: float, b: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(b)
         y = x / z + z
-    tape.reverse(y)
+    tape.reverse(y, a=x, b=z, y=y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
@@ -588,7 +659,7 @@ def quotient_by_the_same_twice(value, a: float, b: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(b)
         y = x / z / z
-    tape.reverse(y)
+    tape.reverse(y, a=x, b=z, y=y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
@@ -603,7 +674,7 @@ def divide_by_number(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v / k
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -618,7 +689,7 @@ def number_over_value(value, k: float, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = k / v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -633,7 +704,7 @@ def quotient_of_itself(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = (v + 1) / v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -647,9 +718,11 @@ def reused_leaf(value, x: float) -> dict:
     b.backward()
     print(b.data, a.grad)
     """
-    a = value.Value(x)
-    b = a + a
+    with Recorder(value) as recorder:
+        a = value.Value(x)
+        b = a + a
     b.backward()
+    recorder.draw(b, a=a, b=b)
     return {"data": b.data, "grad": a.grad}
 
 
@@ -662,10 +735,12 @@ def diamond(value) -> dict:
     c.backward()
     print(c.data, a.grad, b.grad, c.grad)    # 4.0 4.0 2.0 1.0
     """
-    a = value.Value(1.0)
-    b = a + a
-    c = b + b
+    with Recorder(value) as recorder:
+        a = value.Value(1.0)
+        b = a + a
+        c = b + b
     c.backward()
+    recorder.draw(c, a=a, b=b, c=c)
     return {"data": c.data, "grads": [a.grad, b.grad, c.grad]}
 
 
@@ -678,10 +753,12 @@ def shared_node(value, x: float) -> dict:
     L.backward()
     print(L.data, x.grad, r.grad)
     """
-    v = value.Value(x)
-    r = v ** 2 + 1
-    out = r ** 2 + r ** 2
+    with Recorder(value) as recorder:
+        v = value.Value(x)
+        r = v ** 2 + 1
+        out = r ** 2 + r ** 2
     out.backward()
+    recorder.draw(out, x=v, r=r, L=out)
     return {"data": out.data, "grads": [v.grad, r.grad]}
 
 
@@ -719,9 +796,11 @@ def mixed_graph(value, seed: int, count: int) -> list[dict]:
         return (u + a ** 2).log() + (a - b) ** 3 + u
 
     def observe(a: float, b: float) -> dict:
-        x, y = Value(a), Value(b)
-        out = build(x, y)
+        with Recorder(value) as recorder:
+            x, y = Value(a), Value(b)
+            out = build(x, y)
         out.backward()
+        recorder.draw(out, a=x, b=y, L=out)
         return {"data": out.data, "grads": [x.grad, y.grad],
                 "grads_fd": gradient_fd(lambda p: build(Value(p[0]), Value(p[1])).data, [a, b])}
 
@@ -741,12 +820,16 @@ def three_calls(value) -> dict:
         L.backward()                   # no zero_grad in between
         print(L.grad, a.grad, b.grad, c.grad)   # a: 7.0, then 35.0, then 105.0
     """
-    a, b, c = value.Value(2.0), value.Value(3.0), value.Value(4.0)
-    out = (a.log() + b.log()).exp() + (a.log() + c.log()).exp()
+    with Recorder(value) as recorder:
+        a, b, c = value.Value(2.0), value.Value(3.0), value.Value(4.0)
+        ab = (a.log() + b.log()).exp()
+        ac = (a.log() + c.log()).exp()
+        out = ab + ac
     calls = []
     for _ in range(3):
         out.backward()
         calls.append({"root": out.grad, "a": a.grad, "b": b.grad, "c": c.grad})
+    recorder.draw(out, a=a, b=b, c=c, ab=ab, ac=ac, L=out)
     return {"calls": calls}
 
 
