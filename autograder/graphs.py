@@ -274,31 +274,47 @@ def forward(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness) 
 def gradients(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness,
               given_rules: bool) -> Finding | None:
     """From the output: the first node whose rule adds the wrong amount to a parent (where the
-    kit ran the rules), or else the first node whose gradient is wrong."""
+    kit ran the rules), or whose gradient is wrong though every node it feeds has the right
+    one; else the first node whose gradient is wrong (fed by nodes the reference has not)."""
+    def right(mine: int) -> bool:  # as the table shows it: beside a node of the same gradient
+        theirs = pairs.get(mine)
+        return theirs is not None and tol.close(got.nodes[mine].grad, expected.nodes[theirs].grad)
+
     kit = got.by_the_kit and expected.by_the_kit
+    unexplained = None
     for mine, node in enumerate(got.nodes):
         theirs = pairs.get(mine)
         if theirs is None or not same_value(got, mine, expected, theirs):
             continue
         other = expected.nodes[theirs]
         if not tol.close(node.grad, other.grad):
-            return wrong_gradient(expected, got, pairs, tol, mine, given_rules)
+            if mine == 0 or all(right(c) for c in got.consumers(mine)):
+                return wrong_gradient(expected, got, pairs, mine, given_rules, unexplained is None, True)
+            unexplained = mine if unexplained is None else unexplained
+            continue
         if not kit or not node.parents:
             continue
         if node.passes is None:
-            return None  # its rule did not run (a rule before it raised): nothing below is complete
+            break  # its rule did not run (a rule before it raised): nothing below is complete
         if not same_op(got, mine, expected, theirs):
             continue  # another operation (a composite's part): its rule is not the reference's
         wrong = [(p, node.added(p), other.added(pairs[p])) for p in node.distinct
                  if pairs.get(p) in other.distinct]
         wrong = [(p, g, e) for p, g, e in wrong if e is not None and not tol.close(g[1] - g[0], e[1] - e[0])]
         if wrong:
-            return wrong_rule(got, mine, wrong, tol)
-    return None
+            return wrong_rule(got, mine, wrong, tol, unexplained is None)
+    if unexplained is None:
+        return None
+    return wrong_gradient(expected, got, pairs, unexplained, given_rules, True, False)
 
 
-def wrong_rule(got: Graph, mine: int, wrong: list, tol: Closeness) -> Finding:
-    head = f"First difference: {call(got, mine)}. Its own gradient is right, but its rule "
+def heading(first: bool) -> str:
+    """A difference found after one that the graphs cannot explain is not the first."""
+    return "First difference" if first else "First difference that can be traced"
+
+
+def wrong_rule(got: Graph, mine: int, wrong: list, tol: Closeness, first: bool) -> Finding:
+    head = f"{heading(first)}: {call(got, mine)}. Its own gradient is right, but its rule "
     if len(wrong) == 1:
         p, (before, after), (e_before, e_after) = wrong[0]
         share = e_after - e_before
@@ -316,16 +332,17 @@ def wrong_rule(got: Graph, mine: int, wrong: list, tol: Closeness) -> Finding:
     return Finding(mine, head + "adds " + "; and ".join(parts) + (f": {word}." if word else "."))
 
 
-def wrong_gradient(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness, mine: int,
-                   given_rules: bool) -> Finding:
+def wrong_gradient(expected: Graph, got: Graph, pairs: dict[int, int], mine: int, given_rules: bool,
+                   first: bool, explained: bool) -> Finding:
+    """A node whose gradient is wrong; `explained`: every node it feeds has the right one."""
     node, other = got.nodes[mine], expected.nodes[pairs[mine]]
     numbers = f"its gradient is {number(node.grad)} where {number(other.grad)} is expected"
     if mine == 0:
-        return Finding(0, f"First difference: the root, {call(got, 0)}, itself: {numbers}."
+        return Finding(0, f"{heading(first)}: the root, {call(got, 0)}, itself: {numbers}."
                           + (f" {ROOT_RULE}" if given_rules else ""))
-    sentence = f"First difference: {call(got, mine)}: {numbers}"
+    sentence = f"{heading(first)}: {call(got, mine)}: {numbers}"
     feeds = got.consumers(mine)
-    if feeds and all(c in pairs for c in feeds):
+    if explained and feeds:
         labels = sorted({f"`{got.nodes[c].op}`" for c in feeds if got.nodes[c].op})
         what = f"{rows_of(feeds)}" + (f" ({', '.join(labels)})" if labels else "")
         one = len(feeds) == 1
@@ -395,40 +412,37 @@ def report(expected_drawing: object, got_drawing: object, tol: Closeness,
 @dataclass(frozen=True)
 class Table:
     header: list[str]
-    rows: list[list[str]]
+    rows: list[list[str]]  # the first cell of the marked row starts with "> "
     marked: int | None  # the index in rows of the marked one
 
 
 def blocks(message: str) -> list[str | Table]:
     """A message split into its text and the graph tables in it, in order, for a renderer that
-    shows a table as a table. A table is the line INTRO, its header, and the rows after it."""
+    shows a table as a table. A table is the line INTRO (kept with the text before it), its
+    header, and the rows after it."""
     lines = message.split("\n")
     found: list[str | Table] = []
     text: list[str] = []
     index = 0
     while index < len(lines):
-        if lines[index] == INTRO and index + 1 < len(lines) and lines[index + 1].startswith(COLUMNS[0]):
+        if lines[index] == INTRO and index + 1 < len(lines) \
+                and lines[index + 1].split() == " ".join(COLUMNS).split():
             header = lines[index + 1]
             starts = [0]
             for name in COLUMNS[1:]:
                 starts.append(header.find("  " + name, starts[-1]) + 2)
-            if min(starts[1:]) < 2:
-                text.append(lines[index])
-                index += 1
-                continue
             rows, marked = [], None
             index += 2
             while index < len(lines) and re.match(r"^[> ] +\d+(  |$)", lines[index]):
                 line = lines[index]
                 cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
+                cells[0] = " ".join(cells[0].split())  # "> 3" or "3"
                 if line.startswith(">"):
                     marked = len(rows)
-                    cells[0] = cells[0].lstrip("> ")
                 rows.append(cells)
                 index += 1
-            if text:
-                found.append("\n".join(text))
-                text = []
+            found.append("\n".join([*text, INTRO]))
+            text = []
             found.append(Table(list(COLUMNS), rows, marked))
             continue
         text.append(lines[index])

@@ -383,13 +383,10 @@ def diagnose(expected: object, got: Answer, suspects: dict[str, Suspect]) -> str
 
 
 def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, tolerance: Tolerance,
-                 given_rules: bool) -> str | None:
-    """The graph block for the case a message shows, when both sides drew its graph: the case
-    of the first mismatch in a list of cases, or the scenario's one graph."""
-    def drawing(answer: Answer, index: int, cases: int) -> object:
-        drawn = answer.graphs
-        return drawn[index] if isinstance(drawn, list) and len(drawn) == cases else None
-
+                 drawings: Callable[[], list | None], given_rules: bool) -> str | None:
+    """The graph block for the case a message shows, when the reference drew its graph and
+    `drawings()` gives the submission's: the case of the first mismatch in a list of cases,
+    or the scenario's one graph."""
     if isinstance(expected.observations, list):
         found = CASE_PATH.match(mismatch.path) if mismatch is not None else None
         cases = len(expected.observations)
@@ -400,18 +397,25 @@ def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, toler
         index, cases = 0, 1
     else:
         return None
-    return graphs.report(drawing(expected, index, cases), drawing(got, index, cases), tolerance, given_rules)
+    if not isinstance(expected.graphs, list) or len(expected.graphs) != cases:
+        return None
+    drawn = drawings()
+    if not isinstance(drawn, list) or len(drawn) != cases:
+        return None
+    return graphs.report(expected.graphs[index], drawn[index], tolerance, given_rules)
 
 
 # -- the verdict ---------------------------------------------------------------------------------
 
 def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: Answer,
           tolerance: Tolerance, fd_tolerance: Tolerance, suspects: dict[str, Suspect],
-          timeout: float, preface: str = "", given_rules: bool = False) -> Verdict:
+          timeout: float, preface: str = "", drawings: Callable[[], list | None] | None = None,
+          given_rules: bool = False) -> Verdict:
     """Compare one scenario's answers and explain any difference to the student. `preface`
     goes first: what the student must know before anything else (a given operation changed).
-    Where both sides drew the graph of the case shown, the message shows where in it the
-    gradients first differ; `given_rules`: the graph holds only given operations' rules."""
+    `drawings()`, asked only when the scenario failed, gives the graphs the submission drew:
+    where the reference drew them too, the message shows where in the graph of the case it
+    shows the gradients first differ (`given_rules`: the graph holds only given rules)."""
     if expected.failure or expected.raised or raised_cases(expected):
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
         raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())
@@ -449,7 +453,8 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         f"Came out: {came_out}", f"Expected: {wanted}"]
     if fd_hint:
         lines.append(fd_hint)
-    if not got.failure and (block := graph_report(expected, got, mismatch, tolerance, given_rules)):
+    if drawings is not None and not got.failure \
+            and (block := graph_report(expected, got, mismatch, tolerance, drawings, given_rules)):
         lines += ["", block]
     if misconception:
         entry = CATALOGUE[misconception]

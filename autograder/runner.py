@@ -26,7 +26,8 @@ def scenario_key(scenario_id: str, kwargs: dict) -> str:
 
 
 class LiveReference:
-    """The reference implementation, run in its own worker."""
+    """The reference implementation, run in its own worker; every scenario draws its graphs,
+    so that a sealed file holds them too."""
 
     def __init__(self, folder: Path, grading: Grading) -> None:
         self.worker = Worker(folder, grading.limits)
@@ -37,7 +38,7 @@ class LiveReference:
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
-            self.answers[key] = self.worker.run(scenario_id, kwargs, self.timeout)
+            self.answers[key] = self.worker.run(scenario_id, kwargs, self.timeout, draw=True)
             self.names[key] = scenario_id
         return self.answers[key]
 
@@ -119,6 +120,18 @@ class Runner:
                 self.timeouts[part] = streak + 1 if timed_out else 0
             self.answers[key] = expected, got, limit
         return self.answers[key]
+
+    def drawings(self, scenario_id: str, kwargs: dict) -> list | None:
+        """The graphs the submission draws for a scenario it failed, asked for afterwards (a
+        correct submission never pays for them): the scenario again, in the same worker, with
+        drawing on. None unless that run answers exactly as the judged one did, so that the
+        graphs explain the very answer judged."""
+        def said(answer: Answer) -> str:
+            return json.dumps([answer.observations, answer.raised, answer.message], sort_keys=True)
+
+        _, got, limit = self.run(scenario_id, kwargs)
+        again = self.submission.run(scenario_id, kwargs, limit, draw=True)
+        return again.graphs if not again.failure and said(again) == said(got) else None
 
     def unsteady(self, scenario_id: str, kwargs: dict) -> bool:
         """Does the submission answer differently in another process (with another history)?

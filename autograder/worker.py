@@ -213,13 +213,15 @@ class Worker:
         self.import_output += answer.output
         return None
 
-    def run(self, scenario_id: str, kwargs: dict, timeout: float) -> Answer:
-        """Run one scenario; the answer always comes back, whatever the implementation does."""
+    def run(self, scenario_id: str, kwargs: dict, timeout: float, draw: bool = False) -> Answer:
+        """Run one scenario; the answer always comes back, whatever the implementation does.
+        With `draw`, the answer also brings the graphs the scenario drew (see graphs.py)."""
         engine = scenarios.scenario(scenario_id).engine
         problem = self.load(engine)
         if problem is not None:
             return Answer(failure=describe_load_problem(engine, problem), unloaded=True)
-        return self._call({"scenario": scenario_id, "kwargs": kwargs}, timeout)
+        request = {"scenario": scenario_id, "kwargs": kwargs, **({"draw": True} if draw else {})}
+        return self._call(request, timeout)
 
     def close(self) -> None:
         self.stop()

@@ -2,11 +2,13 @@
 
 It is started as `python -I -c <this source>` in a folder that holds only the submission's
 files, so it imports nothing from the kit. Its first message brings the scenario modules'
-sources; every later message asks for one module to be imported or one scenario to be run.
+sources; every later message asks for one module to be imported or one scenario to be run
+(with `"draw": true`, also for the graphs it draws, sent beside its observations).
 Every answer is plain JSON made here, so no object the submission made leaves this process.
 """
 
 import builtins
+import contextlib
 import json
 import os
 import sys
@@ -107,9 +109,15 @@ def handle(request, engines):
     return plain(function(engine, **request.get("kwargs", {})))
 
 
+def draw_graphs(on):
+    """Tell the scenarios whether this request draws its graphs (scenarios/common.py)."""
+    with contextlib.suppress(BaseException):  # then there are no graphs; the answer stands
+        sys.modules["scenarios.common"].draw_graphs(on)
+
+
 def drawings():
-    """The graphs the scenario drew beside its answer (scenarios/common.py keeps them), as
-    plain data, or None. They only explain an answer: if they cannot be had, there are none."""
+    """The graphs the scenario drew beside its answer, as plain data, or None. They only
+    explain an answer: if they cannot be had, there are none."""
     try:
         found = sys.modules["scenarios.common"].drawings()
         return plain(found) if type(found) is list and found else None
@@ -124,6 +132,9 @@ def serve(requests, answers):
     engines = {}
     for line in requests:
         request = json.loads(line)
+        draw = request.get("draw") is True
+        if draw:
+            draw_graphs(True)
         start = time.perf_counter()
         try:
             answer = {"observations": handle(request, engines)}
@@ -133,8 +144,10 @@ def serve(requests, answers):
             answer = {"raised": type(error).__name__, "message": message(error),
                       "where": where(error)}
         answer["seconds"] = time.perf_counter() - start
-        if (graphs := drawings()) is not None:
-            answer["graphs"] = graphs
+        if draw:
+            if (graphs := drawings()) is not None:
+                answer["graphs"] = graphs
+            draw_graphs(False)
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
 

@@ -1,9 +1,10 @@
 """Helpers the scenarios share: seeded inputs, central differences, cases, and the graphs
 drawn beside an answer.
 
-A scenario may draw the graph it built (`drawn`); the worker sends the drawings beside the
-observations, one per case for a scenario with cases, else the last one drawn. They only
-explain a failed answer (the judge's graph report), never decide one.
+When a request asks for them (`draw_graphs`), a scenario draws the graphs it builds
+(`drawing`, `drawn`), and the worker sends them beside the observations: one per case for a
+scenario with cases, else the last one drawn. They only explain a failed answer (the judge's
+graph report), never decide one.
 """
 
 from __future__ import annotations
@@ -55,9 +56,22 @@ def describe(error: BaseException) -> dict:
     return {"type": type(error).__name__, "message": text, "where": where}
 
 
-# The graph drawn last and not yet given to a case; the graphs of the cases run so far.
+# Whether this request draws graphs; the graph drawn last and not yet given to a case; the
+# graphs of the cases run so far.
+_drawing: list = [False]
 _drawn: list = [None]
 _cases: list = []
+
+
+def draw_graphs(on: bool) -> None:
+    """Draw graphs in the request that comes next (the worker sets this per request)."""
+    _drawing[0] = on
+    _cases.clear()
+    _drawn[0] = None
+
+
+def drawing() -> bool:
+    return _drawing[0]
 
 
 def drawn(graph: dict | None) -> None:
@@ -84,6 +98,7 @@ def case(inputs: dict, observe: Callable[[], dict]) -> dict:
     except Exception as error:  # noqa: BLE001 - whatever the submission raises is the answer
         return {"inputs": inputs, "raised": describe(error)}
     finally:
-        _cases.append(_drawn[0])
+        if _drawing[0]:
+            _cases.append(_drawn[0])
         _drawn[0] = None
     return {**found, "inputs": {**inputs, **found.get("inputs", {})}}

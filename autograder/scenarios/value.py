@@ -16,7 +16,7 @@ very case that raised.
 
 from __future__ import annotations
 
-from .common import case, drawn, gradient_fd, uniform
+from .common import case, drawing, drawn, gradient_fd, uniform
 
 UPSTREAM = 3.0
 # The constants that make an operand a computed value: x + LIFT, and y - LIFT.
@@ -36,7 +36,8 @@ class Recorder:
     """Records every Value made inside `with Recorder(value) as recorder:`, in the order made
     (by wrapping the class's __init__ for that long), so that `draw` can show the graph.
 
-    `recorder.draw(root, x=v, ...)` draws the graph that ends at `root`, read through the
+    `recorder.draw(root, x=v, ...)`, in a request that draws graphs (common.drawing), draws
+    the graph that ends at `root`, read through the
     given fields (`_prev`, `_op`, `data`, `grad`), beside the answer (see common.drawn): its
     nodes newest first, which is an order from the output (a node is made after its parents),
     each as [op, data, grad, parent indices, passes], and the snippet's names of some values
@@ -68,6 +69,8 @@ class Recorder:
             self.Value.__init__ = self.original
 
     def draw(self, root, **names) -> None:
+        if not drawing():
+            return
         try:
             graph = self._graph(root, names)
         except Exception:  # noqa: BLE001 - a graph the submission's objects do not let us read is not drawn
@@ -78,21 +81,22 @@ class Recorder:
         order = {id(node): index for index, node in enumerate(self.made)}
         if id(root) not in order:
             return None
-        found, stack = {id(root): root}, [root]
+        found, stack, older = {id(root)}, [root], []
         while stack:
             parents = stack.pop()._prev
             if type(parents) not in (tuple, list, set, frozenset) or len(parents) > MAX_PARENTS:
                 return None
             for parent in parents:
                 if id(parent) not in found:
-                    if id(parent) not in order and parent._prev:
-                        return None  # an inner node made elsewhere: its place in the order is unknown
-                    found[id(parent)] = parent
+                    if id(parent) not in order:
+                        if parent._prev:
+                            return None  # an inner node made elsewhere: its place in the order is unknown
+                        older.append(parent)  # a leaf made before the block: older than every node in it
+                    found.add(id(parent))
                     stack.append(parent)
             if len(found) > MAX_NODES:
                 return None
-        # Leaves made before the block are older than every recorded node: they come last.
-        nodes = sorted(found.values(), key=lambda node: -order.get(id(node), -1))
+        nodes = [node for node in reversed(self.made) if id(node) in found] + older
         index = {id(node): position for position, node in enumerate(nodes)}
         rows = []
         for node in nodes:
@@ -100,11 +104,22 @@ class Recorder:
             passed = self.passes.get(id(node))
             passes = None  # the rule did not run under the Tape, or a parent is not recorded
             if passed is not None and all(id(parent) in passed for parent in parents):
-                passes = [passed[id(parent)] for parent in parents]
+                passes = [[_plain(grad) for grad in passed[id(parent)]] for parent in parents]
             op = getattr(node, "_op", "")
-            rows.append([op if isinstance(op, str) else "", node.data, node.grad,
-                         [index[id(p)] for p in parents], passes])
+            rows.append([str.__str__(op)[:40] if isinstance(op, str) else "", _plain(node.data),
+                         _plain(node.grad), [index[id(parent)] for parent in parents], passes])
         return {"nodes": rows, "names": {name: index.get(id(v)) for name, v in names.items()}}
+
+
+def _plain(x) -> float:
+    """A number of the submission's as a plain float; anything else is not drawn."""
+    if type(x) is float:
+        return x
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return float(int.__index__(x))
+    raise TypeError("not a number")
 
 
 class Tape(Recorder):
@@ -152,8 +167,9 @@ class Tape(Recorder):
             allowed = {id(parent) for parent in node._prev}
             before = [other.grad for other in self.made]
             node._backward()
-            self.passes[id(node)] = {id(other): [grad, other.grad] for other, grad in zip(self.made, before)
-                                     if id(other) in allowed}
+            if drawing():
+                self.passes[id(node)] = {id(other): [grad, other.grad]
+                                         for other, grad in zip(self.made, before) if id(other) in allowed}
             for other, grad in zip(self.made, before):
                 if id(other) not in allowed and not _same(other.grad, grad):
                     label = getattr(node, "_op", "")

@@ -21,6 +21,7 @@ from functools import cache
 from html import escape
 from pathlib import Path
 
+from .. import graphs
 from ..config import Grading
 from ..misconceptions import CATALOGUE
 from .gradebook import Entry
@@ -164,9 +165,36 @@ def feedback_markdown(entry: Entry, grading: Grading) -> str:
     for heading, messages, causes in sections(entry, grading):
         lines += ["", f"## {heading}", ""]
         lines += [f"- Likely cause: {cause}" for cause in causes] + ([""] if causes else [])
-        mark = fence(messages)
-        lines += [f"{mark}text", messages, mark]
+        lines += [rendered(messages, markdown=True)]
     return "\n".join(lines) + "\n"
+
+
+def rendered(messages: str, markdown: bool) -> str:
+    """A part's messages as text blocks (a code fence, or <pre>), with each graph report's
+    table (graphs.py) as a table of its own, its marked row in bold."""
+    out = []
+    for block in graphs.blocks(messages):
+        if isinstance(block, str):
+            mark = fence(block)
+            out.append(f"{mark}text\n{block}\n{mark}" if markdown else f"<pre>{escape(block)}</pre>")
+        elif markdown:
+            lines = ["| " + " | ".join(block.header) + " |", "|" + " --- |" * len(block.header)]
+            for index, row in enumerate(block.rows):
+                cells = [f"`{cell}`" if column == 2 and cell else cell.replace("|", "\\|")
+                         for column, cell in enumerate(row)]  # column 2 is the submission's op label
+                if index == block.marked:
+                    cells = [f"**{cell}**" if cell else cell for cell in cells]
+                lines.append("| " + " | ".join(cells) + " |")
+            out.append("\n" + "\n".join(lines) + "\n")
+        else:
+            rows = ""
+            for index, row in enumerate(block.rows):
+                cells = [f"<b>{escape(cell)}</b>" if index == block.marked else escape(cell) for cell in row]
+                rows += ("<tr class='bad'>" if index == block.marked else "<tr>") \
+                    + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>\n"
+            head = "".join(f"<th>{escape(name)}</th>" for name in block.header)
+            out.append(f"<table><tr>{head}</tr>\n{rows}</table>")
+    return "\n".join(out)
 
 
 def page(title: str, body: str) -> str:
@@ -196,7 +224,7 @@ def feedback_html(entry: Entry, grading: Grading) -> str:
     for heading, messages, causes in sections(entry, grading):
         parts.append(f"<h2>{escape(heading)}</h2>")
         parts += [f"<p>Likely cause: {escape(cause)}</p>" for cause in causes]
-        parts.append(f"<pre>{escape(messages)}</pre>")
+        parts.append(rendered(messages, markdown=False))
     return page(f"Feedback for {entry.student}", "\n".join(parts))
 
 
