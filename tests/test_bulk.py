@@ -130,7 +130,7 @@ def test_feedback_exists_for_every_student_and_quotes_no_suite_code(example_run)
             assert f"Feedback for {student}" in text
             assert not [line for line in code if line in text], student
     bob = (example_run / "feedback" / "bob.md").read_text()
-    assert "Came out:" in bob and "To reproduce:" in bob
+    assert "Came out:" in bob and "To reproduce, in Python" in bob
     assert "not a readable zip" in (example_run / "feedback" / "erin.html").read_text()
 
 
