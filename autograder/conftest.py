@@ -36,6 +36,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "part(id): the grading.toml part a test belongs to")
     config.stash[OUTCOMES] = []
+    submission = config.getoption("--submission")
+    if not submission.is_dir():  # checked once here, not once per test
+        raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "
+                                "holding value.py, tensor.py and dual.py")
 
 
 OUTCOMES = pytest.StashKey[list]()
@@ -73,11 +77,7 @@ def reference_source(config: pytest.Config, grading: Grading):
 @pytest.fixture(scope="session")
 def runner(pytestconfig: pytest.Config):
     grading = grading_of(pytestconfig)
-    submission = pytestconfig.getoption("--submission")
-    if not submission.is_dir():
-        raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "
-                                "holding value.py, tensor.py and dual.py")
-    runner = Runner(submission, reference_source(pytestconfig, grading), grading)
+    runner = Runner(pytestconfig.getoption("--submission"), reference_source(pytestconfig, grading), grading)
     yield runner
     if path := pytestconfig.getoption("--seal-reference"):
         seal(runner.reference.answers, path)
