@@ -50,10 +50,11 @@ def csv_cell(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-def markdown(text: str) -> str:
-    """One line of Markdown that reads as `text` and nothing more: no link, tag, emphasis, code,
-    list or heading of the submission's making."""
-    return MARKDOWN_LINE_START.sub(r"\1\\\2", MARKDOWN_SPECIAL.sub(r"\\\1", printable(text)))
+def markdown(text: str, starts_line: bool = False) -> str:
+    """One line of Markdown that reads as `text` and nothing more: no link, tag, emphasis or
+    code of the submission's making, and where the text `starts_line`, no list or heading."""
+    text = MARKDOWN_SPECIAL.sub(r"\\\1", printable(text))
+    return MARKDOWN_LINE_START.sub(r"\1\\\2", text) if starts_line else text
 
 
 def html(text: str) -> str:
