@@ -462,6 +462,7 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
                 console: Console, tally: Tally) -> int:
     """Grade what is new or changed, and write the reports; the exit status."""
     out: Path = args.output
+    tally.phase = "opening the gradebook"
     version = grader_version()
     book = Gradebook(out / "gradebook.sqlite")
     try:
