@@ -146,6 +146,7 @@ def test_the_summary_is_one_file_with_its_plots_inside_and_who_met_which_misconc
     assert all(base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG") for src in images)
     assert not list(example_run.glob("*.png"))
     assert "tanh-derivative-of-input" in summary and "feedback/carol.html" in summary
+    assert "assigned with <code>=</code> instead of accumulated with <code>+=</code>" in summary
 
 
 def test_the_mean_and_the_pass_rates_count_the_students_of_grades_csv(example_run):

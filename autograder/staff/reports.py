@@ -318,7 +318,7 @@ def write_summary(out: Path, chosen: dict[str, Entry], entries: list[Entry],
     if frequent:
         body.append(image(images["misconceptions"], "most frequent misconceptions"))
         body.append(table(["misconception", "what it is", "students", "who"],
-                          [[escape(m), escape(CATALOGUE[m].title if m in CATALOGUE else ""), str(count),
+                          [[escape(m), inline(CATALOGUE[m].title if m in CATALOGUE else ""), str(count),
                             ", ".join(link(s) for s in met[m])] for m, count in frequent], numeric=(2,)))
     else:
         body.append("<p>No graded submission showed a known misconception.</p>")
