@@ -91,6 +91,27 @@ def test_a_broken_grading_toml_is_one_line_naming_the_fix(tmp_path, capsys, monk
     assert line.startswith(f"autograder bulk: {toml}: [") and fix in line
 
 
+def test_a_damaged_gradebook_and_a_full_disk_are_one_line(tmp_path, capsys, monkeypatch, reference_cache):
+    klass = dual_only_class(tmp_path / "class", {"una": DUAL})
+    out = outdir(tmp_path / "out", reference_cache)
+    (out / "gradebook.sqlite").write_bytes(b"not a database, but long enough to be read as one" * 40)
+    assert bulk_run(klass, out) == 2
+    assert error_lines(capsys.readouterr().err) == [
+        f"autograder bulk: {out}/gradebook.sqlite: not a gradebook this kit can read (file is not a "
+        "database); move it away, or give -o a folder of its own"]
+    (out / "gradebook.sqlite").unlink()
+
+    def full(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(reports, "write_all", full)
+    assert bulk_run(klass, out) == 2
+    assert error_lines(capsys.readouterr().err) == [
+        f"autograder bulk: the reports could not be written into {out} ([Errno 28] No space left on device); "
+        "every grade is in the gradebook: make room or fix the folder, then run the same command again"]
+    assert rows(out)["una"][4] == "graded"
+
+
 def test_paths_are_taken_from_where_the_user_stands(tmp_path, reference_cache):
     dual_only_class(tmp_path / "class", {"una": DUAL})
     outdir(tmp_path / "out", reference_cache)
@@ -108,8 +129,8 @@ def interrupt(*_args, **_kwargs):
 
 
 @pytest.mark.parametrize(("where", "said"), [
-    ((intake, "collect"), "autograder bulk: interrupted while reading the class folder; nothing was graded "
-                          "and the gradebook is as it was"),
+    ((intake, "collect"), "autograder bulk: interrupted while reading the class folder; nothing was graded: "
+                          "run the same command again to grade the class"),
     ((bulk, "sealed_reference"), "autograder bulk: interrupted while sealing the reference's answers: 0 of "
                                  "the 2 submissions this run set out to grade were graded and are in the "
                                  "gradebook; run the same command again to grade the other 2"),

@@ -486,6 +486,14 @@ def test_entries_that_vanish_while_they_are_read_are_notes(tmp_path, monkeypatch
     assert "gone: the folder cannot be read (No such file or directory)" in found["gone"].reason
 
 
+def test_an_entry_gone_between_the_listing_and_its_reading_is_a_note(tmp_path, monkeypatch):
+    klass = beside_a_good_one(tmp_path)
+    real = intake.listing
+    monkeypatch.setattr(intake, "listing", lambda folder: [*real(folder), folder / "ivan"])
+    ivan = read_with_zed(klass)["ivan"]
+    assert ivan.reason == "ivan: gone while the class folder was read; run the command again"
+
+
 def test_whatever_else_goes_wrong_in_one_entry_is_that_entrys_reason(tmp_path, monkeypatch):
     klass = beside_a_good_one(tmp_path)
     (klass / "hal").mkdir()

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -400,7 +401,7 @@ def checked_run(args: argparse.Namespace, console: Console, tally: Tally) -> int
     if out.exists() and not out.is_dir():
         return refuse(console, f"-o {out}: a file, not a folder; give -o a folder (it is made if it "
                                "does not exist)")
-    if out == args.submissions:
+    if out.resolve() == args.submissions.resolve():
         return refuse(console, f"-o {out}: the class folder itself; give -o a folder of its own")
     try:
         grading = load()
@@ -440,7 +441,8 @@ def interrupted(args: argparse.Namespace, tally: Tally) -> str:
         return ("interrupted while writing the reports; every grade is in the gradebook: run the same "
                 "command again to write grades.csv, feedback/ and summary.html (nothing is graded twice)")
     if not tally.todo:
-        return f"interrupted while {tally.phase}; nothing was graded and the gradebook is as it was"
+        return (f"interrupted while {tally.phase}; nothing was graded: run the same command again to grade "
+                "the class")
     head = (f"interrupted while {tally.phase}: {tally.done} of the {tally.todo} submissions this run set "
             "out to grade were graded and are in the gradebook")
     if not args.force:
@@ -464,7 +466,11 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     out: Path = args.output
     tally.phase = "opening the gradebook"
     version = grader_version()
-    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        book = Gradebook(out / "gradebook.sqlite")
+    except sqlite3.Error as error:
+        return refuse(console, f"{out / 'gradebook.sqlite'}: not a gradebook this kit can read ({error}); "
+                               "move it away, or give -o a folder of its own")
     try:
         for source in book.forget_all_but({s.source for s in submissions}):
             say(console, f"{source}: no longer in {args.submissions}; removed from the gradebook")
@@ -478,7 +484,11 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     finally:
         book.close()
     tally.phase = "writing the reports"
-    reports.write_all(out, entries, grading)
+    try:
+        reports.write_all(out, entries, grading)
+    except OSError as error:
+        return refuse(console, f"the reports could not be written into {out} ({error}); every grade is in "
+                               "the gradebook: make room or fix the folder, then run the same command again")
     if args.nbgrader_db:
         from .notebooks import NotebookError, record_in_gradebook  # nbgrader is a staff extra
 

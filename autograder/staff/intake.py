@@ -184,6 +184,10 @@ def student_id(name: str) -> str:
 def read_entry(path: Path) -> Submission:
     """A folder, a zip, a notebook, a single .py file, or something that is none of these."""
     name = clean(path.name)
+    if not os.path.lexists(path):
+        submission = Submission(name, student_id(path.name), "unknown")
+        submission.note(f"{name}: gone while the class folder was read; run the command again")
+        return submission
     if path.is_symlink():
         submission = Submission(name, student_id(path.name), "link")
         submission.note(f"{name}: a symbolic link; links are not followed, so put the submission "
