@@ -30,7 +30,7 @@ def reference_cache(tmp_path_factory) -> Path:
 def error_lines(text: str) -> list[str]:
     """What was said, without argparse's usage and the progress bar."""
     return [line for line in text.splitlines()
-            if line.strip() and not line.startswith(("usage:", " ", "grading \u2501"))]
+            if line.strip() and not line.startswith(("usage:", " ", "grading "))]
 
 
 # -- one line for each mistake ---------------------------------------------------------------------
@@ -91,7 +91,7 @@ def test_a_broken_grading_toml_is_one_line_naming_the_fix(tmp_path, capsys, monk
     assert line.startswith(f"autograder bulk: {toml}: [") and fix in line
 
 
-def test_a_damaged_gradebook_and_a_full_disk_are_one_line(tmp_path, capsys, monkeypatch, reference_cache):
+def test_a_damaged_gradebook_or_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch, reference_cache):
     klass = dual_only_class(tmp_path / "class", {"una": DUAL})
     out = outdir(tmp_path / "out", reference_cache)
     (out / "gradebook.sqlite").write_bytes(b"not a database, but long enough to be read as one" * 40)
@@ -103,6 +103,16 @@ def test_a_damaged_gradebook_and_a_full_disk_are_one_line(tmp_path, capsys, monk
 
     def full(*_args):
         raise OSError(28, "No space left on device")
+
+    def disk_full(*_args):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Gradebook, "record", disk_full)
+    assert bulk_run(klass, out) == 2
+    assert error_lines(capsys.readouterr().err) == [
+        f"autograder bulk: {out}/gradebook.sqlite: could not be written (database or disk is full); what is "
+        "in it is whole: make room, then run the same command again to grade the rest"]
+    monkeypatch.undo()
 
     monkeypatch.setattr(reports, "write_all", full)
     assert bulk_run(klass, out) == 2

@@ -481,6 +481,9 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         entries = book.entries()
     except BulkError as error:
         return refuse(console, str(error))
+    except sqlite3.Error as error:  # a full disk, most likely; each submission recorded is whole
+        return refuse(console, f"{out / 'gradebook.sqlite'}: could not be written ({error}); what is in "
+                               "it is whole: make room, then run the same command again to grade the rest")
     finally:
         book.close()
     tally.phase = "writing the reports"
