@@ -1,7 +1,10 @@
 """A reverse-mode autograd engine over NumPy arrays: the `Tensor` class.
 
 The same design as `value.py`, one level up: every node holds a float64 array and every
-backward rule is a whole-array operation. Everything here is complete except
+backward rule is a whole-array operation. The reverse pass is organised differently, as a
+tape: every tensor is recorded as it is made, and backward() runs the tape back once,
+newest first, then starts a new one (a training step builds a new graph each time, and
+zeroes its parameters' gradients itself). Everything here is complete except
 `unbroadcast`, which the broadcasting operations (`+`, `-`, `*`) call to give each operand
 a gradient of its own shape. Replace its `TODO` line and its `raise` with your code, then
 check your work from the top of the kit with:
@@ -15,6 +18,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+# Every tensor made since the last backward(), in the order made.
+TAPE: list[Tensor] = []
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -39,6 +45,7 @@ class Tensor:
         self._prev = tuple(_parents)
         self._backward = lambda: None  # a leaf has nothing to pass on
         self._op = _op
+        TAPE.append(self)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -161,32 +168,18 @@ class Tensor:
         return out
 
     def backward(self) -> None:
-        """Fill in d(self)/d(node) for every node of the graph; gradients add up over calls."""
-        order: list[Tensor] = []
-        visited: set[int] = set()
-        stack: list[tuple[Tensor, bool]] = [(self, False)]
-        while stack:  # an explicit stack, so deep graphs do not hit the recursion limit
-            node, parents_done = stack.pop()
-            if parents_done:
-                order.append(node)
-            elif id(node) not in visited:
-                visited.add(id(node))
-                stack.append((node, True))
-                stack.extend((parent, False) for parent in node._prev)
-        self.grad = np.ones_like(self.data)
-        for node in reversed(order):
-            node._backward()
+        """Fill in d(self)/d(node) for every tensor made since the previous backward().
 
-    def zero_grad(self) -> None:
-        """Set .grad to zeros on self and on every tensor it depends on."""
-        seen: set[int] = set()
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            if id(node) not in seen:
-                seen.add(id(node))
-                node.grad = np.zeros_like(node.data)
-                stack.extend(node._prev)
+        Each tensor is made after its parents, so the tape run newest first is a correct
+        order. The tape is used up: the tensors of a graph that backward() already ran back
+        pass nothing on again; a new forward pass records a new graph. Leaves made earlier
+        (parameters) keep adding up what they receive.
+        """
+        self.grad = np.ones_like(self.data)
+        recorded = TAPE[:]
+        TAPE.clear()
+        for node in reversed(recorded):
+            node._backward()
 
 
 def cross_entropy(logits: Tensor, labels: Sequence[int] | np.ndarray) -> Tensor:

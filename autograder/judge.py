@@ -3,25 +3,42 @@
 Observations are plain JSON data. Arrays travel as `{"ndarray": [...], "shape": [...]}`.
 A key `k_fd` beside a key `k` holds a central difference of the implementation's own
 forward pass; it is never compared with the reference, only with `k` of the same side.
-A dict holding `inputs` is one case: when it fails, its inputs fill the snippet.
+A dict holding `inputs` is one case: when it fails, the reference's inputs fill the snippet.
+A case may come back as `{"inputs": ..., "raised": {"type", "message", "where"}}`: the
+exception that case raised.
+
+Nothing the submission sends is trusted: before anything is compared, its answer must have
+the structure of the reference's (the same keys, list lengths, prod(shape) numbers in an
+array, finite numbers where the reference's are finite); anything else is a malformed answer.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .misconceptions import CATALOGUE
-from .worker import Answer
+
+if TYPE_CHECKING:
+    from .worker import Answer
 
 FD_SUFFIX = "_fd"
+MAX_TEXT = 10_000
 UNSTEADY = textwrap.fill(
     "Run again in a fresh process, this scenario gave a different answer. Your engine's result "
     "depends on an order that memory addresses decide, such as the order of a set of parents: "
     "a correct engine gives the same answer in any order, so look for a rule that assigns "
     "instead of adding, or a traversal that visits a node before its consumers.", 88)
+# The message of a stub's NotImplementedError: "<part>: implement <function>".
+STUB_MESSAGE = re.compile(r"^([\w.]+): implement (\S+)$")
+
+
+class StaffError(Exception):
+    """The reference itself failed a scenario: a fault of the kit, never of the student."""
 
 
 @dataclass(frozen=True)
@@ -48,9 +65,10 @@ class Verdict:
     passed: bool
     message: str = ""
     misconception: str | None = None
+    kit_reverse: bool = False  # the scenario ran the kit's own reverse pass, not backward()
 
 
-Suspect = Callable[[object, Answer], bool]
+Suspect = Callable[[object, "Answer"], bool]
 
 
 def is_number(x: object) -> bool:
@@ -61,52 +79,93 @@ def is_array(x: object) -> bool:
     return isinstance(x, dict) and "ndarray" in x and "shape" in x
 
 
-def show(x: object) -> str:
-    """A short human form of an observation."""
-    if is_array(x):
-        values = ", ".join(show(v) for v in x["ndarray"][:6])
-        more = ", ..." if len(x["ndarray"]) > 6 else ""
-        return f"array of shape {tuple(x['shape'])}: [{values}{more}]"
-    if isinstance(x, dict) and set(x) == {"object"}:
-        return f"an object of type {x['object']}"
-    if type(x) is float:
-        text = f"{x:.10g}"
-        return text if any(c in text for c in ".ein") else text + ".0"
-    if isinstance(x, list):
-        return "[" + ", ".join(show(v) for v in x[:8]) + (", ..." if len(x) > 8 else "") + "]"
-    return repr(x)
+def is_raised(x: object) -> bool:
+    """A case that raised instead of answering."""
+    return isinstance(x, dict) and "raised" in x and isinstance(x["raised"], dict)
 
+
+# -- the structure of an answer ------------------------------------------------------------------
+
+def malformed(expected: object, got: object, path: str = "") -> str | None:
+    """Why `got` cannot be an answer to the scenario whose reference answer is `expected`, or
+    None when it has its structure. A wrong shape or length is an answer (a wrong one); an
+    array whose numbers do not fill its shape, a missing or unknown key, or a value of a type
+    the reference never gives is not."""
+    here = path or "the answer"
+    if is_array(expected):
+        if not is_array(got) or set(got) != {"ndarray", "shape"}:
+            return f"{here} should be an array"
+        shape, numbers = got["shape"], got["ndarray"]
+        if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+            return f"{here} has no valid shape"
+        if not isinstance(numbers, list) or len(numbers) != math.prod(shape):
+            return f"{here} holds {len(numbers) if isinstance(numbers, list) else 'no'} numbers for " \
+                   f"its shape {tuple(shape)}"
+        return next((f"{here} holds {x!r}, not a number" for x in numbers if not is_number(x)), None)
+    if isinstance(expected, dict):
+        if is_raised(got) and "inputs" in expected and not is_raised(expected):
+            return malformed_exception(got, here)
+        if not isinstance(got, dict) or is_array(got):
+            return f"{here} should be a dict"
+        if set(got) != set(expected):
+            return f"{here} has the keys {sorted(got)[:8]}, not {sorted(expected)}"
+        for key, value in expected.items():
+            if key != "inputs" and (problem := malformed(value, got[key], f"{path}.{key}" if path else key)):
+                return problem
+        return None
+    if isinstance(expected, list):
+        if not isinstance(got, list):
+            return f"{here} should be a list"
+        if len(got) != len(expected):
+            return None  # a wrong length is a wrong answer, judged as such
+        for index, (e, g) in enumerate(zip(expected, got)):
+            if problem := malformed(e, g, f"{path}[{index}]"):
+                return problem
+        return None
+    if is_number(expected):
+        if not is_number(got):
+            return None if got is None or isinstance(got, (str, bool)) else f"{here} is not a number"
+        return None  # inf or nan where the reference is finite is a wrong answer (it never passes)
+    if isinstance(expected, str) and isinstance(got, str) and len(got) > MAX_TEXT:
+        return f"{here} is a text of {len(got)} characters"
+    return None
+
+
+def malformed_exception(got: dict, here: str) -> str | None:
+    raised = got["raised"]
+    if set(got) != {"inputs", "raised"} or set(raised) != {"type", "message", "where"}:
+        return f"{here} is not a valid exception record"
+    if not all(isinstance(raised[key], str) and len(raised[key]) <= MAX_TEXT for key in raised):
+        return f"{here} is not a valid exception record"
+    return None
+
+
+# -- the first difference --------------------------------------------------------------------------
 
 def first_mismatch(expected: object, got: object, tol: Tolerance, path: str = "",
                    inputs: dict | None = None) -> Mismatch | None:
-    """The first place where `got` differs from `expected`: structure first, then values."""
+    """The first place where `got` differs from `expected`: structure first, then values.
+    `got` has already passed `malformed`."""
     here = path or "result"
     if is_array(expected):
-        if not is_array(got):
-            return Mismatch(here, got, expected, inputs)
         if got["shape"] != expected["shape"]:
             return Mismatch(f"{here} shape", tuple(got["shape"]), tuple(expected["shape"]), inputs)
         for g, e in zip(got["ndarray"], expected["ndarray"]):
-            if not is_number(g) or not tol.close(g, e):
+            if not tol.close(g, e):
                 return Mismatch(here, got, expected, inputs)
         return None
     if isinstance(expected, dict):
-        if not isinstance(got, dict) or is_array(got):
-            return Mismatch(here, got, expected, inputs)
         inputs = expected.get("inputs", inputs)
+        if is_raised(got):
+            return Mismatch(here, got, expected, inputs)
         for key, value in expected.items():
-            if key.endswith(FD_SUFFIX):
+            if key == "inputs" or key.endswith(FD_SUFFIX):
                 continue
-            where = f"{path}.{key}" if path else key
-            if key not in got:
-                return Mismatch(where, "nothing", value, inputs)
-            found = first_mismatch(value, got[key], tol, where, inputs)
+            found = first_mismatch(value, got[key], tol, f"{path}.{key}" if path else key, inputs)
             if found:
                 return found
         return None
     if isinstance(expected, list):
-        if not isinstance(got, list):
-            return Mismatch(here, got, expected, inputs)
         if len(got) != len(expected):
             return Mismatch(f"{here} length", len(got), len(expected), inputs)
         for index, (e, g) in enumerate(zip(expected, got)):
@@ -121,19 +180,20 @@ def first_mismatch(expected: object, got: object, tol: Tolerance, path: str = ""
     return None if got == expected else Mismatch(here, got, expected, inputs)
 
 
-def fd_mismatch(got: object, tol: Tolerance, path: str = "") -> Mismatch | None:
+def fd_mismatch(got: object, tol: Tolerance, path: str = "", inputs: dict | None = None) -> Mismatch | None:
     """The first gradient that disagrees with the finite difference of its own forward pass."""
     if isinstance(got, list):
         for index, item in enumerate(got):
-            if found := fd_mismatch(item, tol, f"{path}[{index}]"):
+            if found := fd_mismatch(item, tol, f"{path}[{index}]", inputs):
                 return found
-    if isinstance(got, dict) and not is_array(got):
+    if isinstance(got, dict) and not is_array(got) and not is_raised(got):
+        inputs = got.get("inputs", inputs)
         for key, value in got.items():
             where = f"{path}.{key}" if path else key
             twin = got.get(key + FD_SUFFIX)
             if twin is not None and first_mismatch(twin, value, tol, where) is not None:
-                return Mismatch(where, value, twin, got.get("inputs"))
-            if found := fd_mismatch(value, tol, where):
+                return Mismatch(where, value, twin, inputs)
+            if key != "inputs" and (found := fd_mismatch(value, tol, where, inputs)):
                 return found
     return None
 
@@ -163,17 +223,31 @@ def flat_numbers(x: object) -> Iterator[float]:
         yield x
 
 
+def paired(expected: object, got: Answer, key: str) -> list[tuple[float, float]] | None:
+    """The numbers under `key` on both sides, paired; None when they do not line up (a case
+    raised, or a list came back shorter), so that no suspect reads a misaligned pair."""
+    wanted, found = list(numbers_at(expected, key)), list(numbers_at(got.observations, key))
+    return list(zip(wanted, found)) if len(wanted) == len(found) and wanted else None
+
+
 def raised(*names: str) -> Suspect:
-    """The submission raised one of these exceptions."""
-    return lambda expected, got: got.raised in names
+    """The submission raised one of these exceptions (in the scenario, or in any case of it)."""
+    def test(expected: object, got: Answer) -> bool:
+        return got.raised in names or any(case["raised"]["type"] in names for case in raised_cases(got))
+    return test
+
+
+def raised_cases(got: Answer) -> list[dict]:
+    cases = got.observations if isinstance(got.observations, list) else []
+    return [case for case in cases if is_raised(case)]
 
 
 def ratio(key: str, factor: float, tol: float = 1e-6) -> Suspect:
     """Every number under `key` is `factor` times the reference's (and at least one is not 0)."""
     def test(expected: object, got: Answer) -> bool:
-        pairs = list(zip(numbers_at(expected, key), numbers_at(got.observations, key)))
-        return (any(e != 0 for e, _ in pairs)
-                and all(is_number(g) and abs(g - factor * e) <= tol * (1 + abs(e)) for e, g in pairs))
+        pairs = paired(expected, got, key)
+        return bool(pairs) and any(e != 0 for e, _ in pairs) and all(
+            abs(g - factor * e) <= tol * (1 + abs(e)) for e, g in pairs)
     return test
 
 
@@ -181,8 +255,22 @@ def sequence(key: str, values: list[float], tol: float = 1e-6) -> Suspect:
     """The numbers under `key` are exactly `values`."""
     def test(expected: object, got: Answer) -> bool:
         found = list(numbers_at(got.observations, key))
-        return len(found) == len(values) and all(
-            is_number(g) and abs(g - v) <= tol * (1 + abs(v)) for g, v in zip(found, values))
+        return len(found) == len(values) and all(abs(g - v) <= tol * (1 + abs(v))
+                                                 for g, v in zip(found, values))
+    return test
+
+
+def lost_a_contribution(key: str, index: int | None, amount: float) -> Suspect:
+    """The value at `key` (item `index` of it) is `amount` short of the reference's in every
+    case: one consumer's contribution was assigned over instead of added to."""
+    def test(expected: object, got: Answer) -> bool:
+        wanted = expected if isinstance(expected, list) else [expected]
+        found = got.observations if isinstance(got.observations, list) else [got.observations]
+        if len(found) != len(wanted) or not all(isinstance(c, dict) and key in c for c in found):
+            return False
+        pick = (lambda c: c[key]) if index is None else (lambda c: c[key][index])
+        return all(abs(pick(g) - (pick(e) - amount)) <= 1e-9 * (1 + abs(pick(e)))
+                   for e, g in zip(wanted, found))
     return test
 
 
@@ -193,6 +281,10 @@ def shape_is(key: str, shape: Callable[[list[int]], list[int]]) -> Suspect:
         mismatched = [(e, g) for e, g in pairs if e["shape"] != g["shape"]]
         return bool(mismatched) and all(g["shape"] == list(shape(e["shape"])) for e, g in mismatched)
     return test
+
+
+# The kit's reverse pass (scenarios/value.py, Tape) raises this when a rule writes outside its node's parents.
+ALWAYS: dict[str, Suspect] = {"rule-on-the-wrong-node": raised("WrongParents")}
 
 
 def arrays_at(tree: object, key: str) -> Iterator[dict]:
@@ -207,7 +299,33 @@ def arrays_at(tree: object, key: str) -> Iterator[dict]:
                 yield from arrays_at(value, key)
 
 
-# -- the verdict ---------------------------------------------------------------------------------
+# -- showing answers --------------------------------------------------------------------------------
+
+def show(x: object) -> str:
+    """A short human form of an observation."""
+    if is_array(x):
+        values = ", ".join(show(v) for v in x["ndarray"][:6])
+        more = ", ..." if len(x["ndarray"]) > 6 else ""
+        return f"array of shape {tuple(x['shape'])}: [{values}{more}]"
+    if is_raised(x):
+        return show_exception(x["raised"])
+    if isinstance(x, dict) and set(x) == {"object"}:
+        return f"an object of type {x['object']}"
+    if type(x) is float:
+        text = f"{x:.10g}"
+        return text if any(c in text for c in ".ein") else text + ".0"
+    if isinstance(x, list):
+        return "[" + ", ".join(show(v) for v in x[:8]) + (", ..." if len(x) > 8 else "") + "]"
+    if isinstance(x, dict):
+        return ", ".join(f"{key} = {show(value)}" for key, value in x.items()
+                         if key != "inputs" and not key.endswith(FD_SUFFIX))
+    return repr(x)
+
+
+def show_exception(raised_: dict) -> str:
+    text = f"raised {raised_['type']}: {raised_['message'][:500]}"
+    return text + (f"\n    at {raised_['where'][:300]}" if raised_["where"] else "")
+
 
 def fill(snippet: str, values: dict) -> str:
     text = textwrap.dedent(snippet).strip("\n")
@@ -223,32 +341,48 @@ def first_case(observations: object) -> object:
     return observations
 
 
+def stub_named(type_name: str | None, message: str) -> str | None:
+    """The sentence naming the stub behind a NotImplementedError, or None."""
+    if type_name != "NotImplementedError":
+        return None
+    found = STUB_MESSAGE.match(message.strip())
+    if not found:
+        return "Something this check calls is still a stub (it raised NotImplementedError)."
+    return f"{found[2]} is still a stub (part {found[1]}): this check needs it."
+
+
 def diagnose(expected: object, got: Answer, suspects: dict[str, Suspect]) -> str | None:
-    for misconception_id, suspect in suspects.items():
+    """The first misconception whose suspect fits: the kit's own checks first, then the test's."""
+    for misconception_id, suspect in {**ALWAYS, **suspects}.items():
         try:
             if suspect(expected, got):
                 return misconception_id
-        except (KeyError, TypeError, ValueError, IndexError):
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             continue
     return None
 
 
+# -- the verdict ---------------------------------------------------------------------------------
+
 def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: Answer,
           tolerance: Tolerance, fd_tolerance: Tolerance, suspects: dict[str, Suspect],
-          timeout: float) -> Verdict:
-    """Compare one scenario's answers and explain any difference to the student."""
-    if expected.failure or (expected.raised and expected.raised != got.raised):
-        raise RuntimeError(f"the reference failed this scenario: {expected.failure or expected.raised}"
-                           f" {expected.message}")
+          timeout: float, preface: str = "") -> Verdict:
+    """Compare one scenario's answers and explain any difference to the student. `preface`
+    goes first: what the student must know before anything else (a given operation changed)."""
+    if expected.failure or expected.raised or raised_cases(expected):
+        why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
+        raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())
     mismatch = fd_hint = None
+    stub = None
     if got.failure:
         came_out = got.failure
         if got.failure.startswith("timed out"):
             came_out += f"; the reference takes {expected.seconds:.3f} s (limit {timeout:.1f} s)"
     elif got.raised:
-        if got.raised == expected.raised:
-            return Verdict(True)
         came_out = f"raised {got.raised}: {got.message}" + (f"\n    at {got.where}" if got.where else "")
+        stub = stub_named(got.raised, got.message)
+    elif problem := malformed(expected.observations, got.observations):
+        came_out = f"a malformed answer: {problem}"
     else:
         mismatch = first_mismatch(expected.observations, got.observations, tolerance)
         if mismatch is None:
@@ -258,27 +392,25 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
             fd_hint = ("That is the central difference of your own forward pass: the forward"
                        " values are right, the backward rule is not.")
         came_out = f"{mismatch.path} = {show(mismatch.got)}"
+        if is_raised(mismatch.got):
+            came_out = f"{mismatch.path} {show(mismatch.got)}"
+            stub = stub_named(mismatch.got["raised"]["type"], mismatch.got["raised"]["message"])
     case = first_case(expected.observations)
-    if expected.raised:
-        wanted = f"raises {expected.raised}"
-    elif mismatch is not None:
-        wanted = f"{mismatch.path} = {show(mismatch.expected)}"
-    else:
-        wanted = ", ".join(f"{key} = {show(value)}" for key, value in case.items()
-                           if key != "inputs" and not key.endswith(FD_SUFFIX)) if isinstance(case, dict) \
-            else show(case)
+    wanted = f"{mismatch.path} = {show(mismatch.expected)}" if mismatch is not None else show(case)
     inputs = mismatch.inputs if mismatch else case.get("inputs") if isinstance(case, dict) else None
     values = {**kwargs, **(inputs or {})}
     misconception = diagnose(expected.observations, got, suspects)
-    lines = [situation.strip(), "", "To reproduce:", textwrap.indent(fill(snippet, values), "    "), "",
-             f"Came out: {came_out}", f"Expected: {wanted}"]
+    lines = ([preface, ""] if preface else []) + [
+        situation.strip(), "", "To reproduce, in Python started in the folder of your files:",
+        textwrap.indent(fill(snippet, values), "    "), "",
+        f"Came out: {came_out}", f"Expected: {wanted}"]
     if fd_hint:
         lines.append(fd_hint)
     if misconception:
         entry = CATALOGUE[misconception]
         lines += ["", f"Likely cause [{misconception}]: {entry.title}.", textwrap.fill(entry.idea, 88)]
-    if got.raised == "NotImplementedError":
-        lines += ["", "This part is still a stub: implement it in your file."]
+    if stub:
+        lines += ["", stub]
     if got.output.strip():
         lines += ["", "Your code printed:", textwrap.indent(got.output.strip()[:2000], "    ")]
     return Verdict(False, "\n".join(lines), misconception)

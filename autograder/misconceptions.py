@@ -28,27 +28,39 @@ CATALOGUE: dict[str, Misconception] = {
         "operator."),
     "tanh-derivative-of-input": Misconception(
         "tanh's derivative is computed from the input instead of the output",
-        "d tanh(x)/dx = 1 - tanh(x)^2: it uses the output t = tanh(x), not x itself."),
+        "`d tanh(x)/dx = 1 - tanh(x)**2`: it uses the output `t = tanh(x)`, not x itself."),
     "relu-gate": Misconception(
         "relu passes the gradient on the wrong side of zero",
         "relu's local derivative is 1 where the input is positive and 0 where it is not."),
     "quotient-rule": Misconception(
         "a / b has the wrong derivative with respect to b",
-        "a / b = a * b**-1, so d/db = -a / b**2: the sign and the square both matter."),
+        "`a / b = a * b**-1`, so `d/db = -a / b**2`: the sign and the square both matter."),
     "no-topological-order": Misconception(
         "backward visits nodes before their gradient is complete",
         "A node may pass its gradient on only after every node that uses it has contributed. "
         "Sort the graph topologically (each node after its parents, once), then run the local "
         "rules in reverse. Without the sort, a shared node pushes its gradient more than once: "
-        "the x^4 graph gives 64 instead of 32."),
+        "`(x*x)*(x*x)` at x = 2 gives 64 instead of 32."),
     "backward-clears": Misconception(
         "backward() resets gradients before it runs",
-        "backward() only adds: calling it again adds the same contributions on top, as "
-        "PyTorch does (7, 21, 42 on the lesson's graph). Clearing is zero_grad()'s job."),
+        "backward() only adds: calling it again adds the same contributions on top, and "
+        "clearing is zero_grad()'s job. On the lesson's graph `a*b + a*c` at a, b, c = 2, 3, 4, "
+        "whose intermediate nodes keep their gradients too, a's gradient goes 7, 21, 42 over "
+        "three calls."),
+    "backward-runs-no-rule": Misconception(
+        "backward() runs no node's rule",
+        "After setting the root's gradient to 1.0, backward() must call every node's _backward, "
+        "from the root back to the leaves; as it is, no gradient reaches any other node."),
     "root-accumulates": Misconception(
         "backward() adds 1 to the root's gradient instead of setting it",
         "The root's gradient is dL/dL = 1: backward() sets it to 1.0 before the reverse pass, "
         "whatever it held before."),
+    "rule-on-the-wrong-node": Misconception(
+        "an operation's rule is attached to the wrong node, or names the wrong parents",
+        "Each operation makes a new node `out`, names its operands as its parents, "
+        "`(self, other)`, and attaches its rule to it: `out._backward = _backward`. The rule "
+        "then adds into its parents' gradients and nowhere else; that is how the reverse pass "
+        "finds, in turn, each operand's own rule."),
     "zero-grad-self-only": Misconception(
         "zero_grad() clears only the value it is called on",
         "zero_grad() must reach everything the value depends on: walk the same graph that "
@@ -66,23 +78,23 @@ CATALOGUE: dict[str, Misconception] = {
         "Shapes align from the right; broadcasting (3,) against (2, 3) first treats it as "
         "(1, 3). Sum over the extra leading axes until the gradient has the operand's rank."),
     "tanh-overflow": Misconception(
-        "tanh is computed from exp(2x), which overflows for large inputs",
-        "exp(2x) overflows above x = 355. math.tanh, or a formula in exp(-2|x|), stays finite "
-        "for every input."),
+        "tanh is computed from `exp(2*x)`, which overflows for large inputs",
+        "`exp(2*x)` overflows once x passes about 354.9. `math.tanh`, or a formula in "
+        "`exp(-2*abs(x))`, stays finite for every input."),
     "dual-product-rule": Misconception(
         "Dual's product does not follow the product rule",
-        "(a, a') * (b, b') = (ab, a'b + ab'): each factor's derivative times the other's value."),
+        "`(a, a') * (b, b') = (ab, a'b + ab')`: each factor's derivative times the other's value."),
     "dual-sin-sign": Misconception(
         "Dual's sin has the wrong derivative",
         "d sin(u) = cos(u) * u': a cosine, with a plus sign."),
     "dual-constant-derivative": Misconception(
         "a plain number becomes a Dual with derivative 1",
         "A constant does not change when x does: its derivative is 0. Only the input being "
-        "differentiated is seeded with 1, and Dual(val) defaults to der = 0."),
+        "differentiated is seeded with 1, and `Dual(val)` defaults to der = 0."),
     "dual-number-not-wrapped": Misconception(
         "a plain number is used as if it were a Dual",
         "`x + 1`, `1 + x`, `x * 2` and `2 * x` mix a Dual with a plain number. Wrap the number "
-        "as Dual(number), a constant with der 0.0, before reading `.val` and `.der`; the "
+        "as `Dual(number)`, a constant with der 0.0, before reading `.val` and `.der`; the "
         "reflected forms `__radd__` and `__rmul__` are what Python calls when the number is on "
         "the left."),
 }

@@ -31,13 +31,19 @@ class LiveReference:
     def __init__(self, folder: Path, grading: Grading) -> None:
         self.worker = Worker(folder, grading.limits)
         self.answers: dict[str, Answer] = {}
+        self.names: dict[str, str] = {}  # key -> scenario id, to name a scenario the reference failed
         self.timeout = grading.limits.test_timeout_seconds
 
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
             self.answers[key] = self.worker.run(scenario_id, kwargs, self.timeout)
+            self.names[key] = scenario_id
         return self.answers[key]
+
+    def failures(self) -> list[str]:
+        """The scenarios the reference did not answer (a fault of the kit), by id."""
+        return sorted({self.names[key] for key, answer in self.answers.items() if not succeeded(answer)})
 
     def close(self) -> None:
         self.worker.close()
@@ -62,10 +68,23 @@ class SealedReference:
         pass
 
 
-def seal(answers: dict[str, Answer], path: Path) -> None:
-    """Write reference answers to a sealed file (output is dropped: it is not needed)."""
-    records = {key: {**asdict(answer), "output": ""} for key, answer in sorted(answers.items())}
-    path.write_text(json.dumps(records, sort_keys=True), encoding="utf-8")
+def succeeded(answer: Answer) -> bool:
+    """The reference answered: no failure, no exception, in no case either."""
+    cases = answer.observations if isinstance(answer.observations, list) else []
+    return not (answer.failure or answer.raised
+                or any(isinstance(case, dict) and "raised" in case for case in cases))
+
+
+def seal(reference: LiveReference, path: Path) -> list[str]:
+    """Write the reference's answers to a sealed file (output is dropped: it is not needed);
+    when the reference failed any scenario, write nothing and return those scenarios."""
+    if failed := reference.failures():
+        return failed
+    # Sorted by key, but each answer's own keys in the order the scenario made them: the judge
+    # reports the first difference in that order, live or sealed alike.
+    records = {key: {**asdict(answer), "output": ""} for key, answer in sorted(reference.answers.items())}
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return []
 
 
 class Runner:

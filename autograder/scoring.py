@@ -1,4 +1,8 @@
-"""Points from outcomes: each part earns its points in proportion to the tests it passes."""
+"""Points from outcomes: each part earns its points in proportion to the tests it passes.
+
+Every test of a part counts, always: nothing a submission does can excuse a test or shrink a
+part's denominator, so failing more never scores more.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ class Outcome:
     test: str
     part: str
     passed: bool
-    excused: bool = False  # not judged: something it needs (named in the message) is missing
     message: str = ""
     misconception: str | None = None
+    kit_reverse: bool = False  # judged through the kit's own reverse pass
 
 
 @dataclass
@@ -35,20 +39,29 @@ class PartScore:
     misconceptions: list[str] = field(default_factory=list)
 
 
+def grouped(failed: list[Outcome], total: int) -> list[str]:
+    """One message per distinct text, headed by the tests that gave it: a missing file gives
+    a part one line, not one block per test."""
+    tests_by_message: dict[str, list[str]] = {}
+    for outcome in failed:
+        tests_by_message.setdefault(outcome.message, []).append(outcome.test)
+    heads = {message: (f"all {total} checks" if len(tests) == total > 1 else ", ".join(tests))
+             for message, tests in tests_by_message.items()}
+    return [f"{heads[message]}\n{message}" for message in tests_by_message]
+
+
 def score(outcomes: list[Outcome], grading: Grading) -> list[PartScore]:
     """One score per part of grading.toml, in its order; a part with no test run scores 0."""
     scores = []
     for part in grading.parts.values():
         mine = [o for o in outcomes if o.part == part.id]
-        judged = [o for o in mine if not o.excused]
-        passed = sum(o.passed for o in judged)
-        fraction = passed / len(judged) if judged else 0.0
+        passed = sum(o.passed for o in mine)
+        fraction = passed / len(mine) if mine else 0.0
         failed = [o for o in mine if not o.passed]
         scores.append(PartScore(
             part=part.id, title=part.title, score=round(part.points * fraction, 2),
             max_score=part.points, bonus=part.bonus, visibility=part.visibility,
-            passed=passed, total=len(judged),
-            messages=[f"{o.test}\n{o.message}" for o in failed],
+            passed=passed, total=len(mine), messages=grouped(failed, len(mine)),
             misconceptions=sorted({o.misconception for o in failed if o.misconception})))
     return scores
 
@@ -59,16 +72,24 @@ def totals(scores: list[PartScore]) -> tuple[float, float]:
             round(sum(s.max_score for s in scores if not s.bonus), 2))
 
 
-def table(scores: list[PartScore]) -> str:
-    width = max(len(s.part) for s in scores)
+def table(scores: list[PartScore], partial: bool = False) -> str:
+    """The score table; with `partial` (some tests deselected or not collected), only the parts
+    that ran, and a total that says it covers only them."""
+    shown = [s for s in scores if s.total] if partial else scores
+    if not shown:
+        return "No test of any part ran."
+    width = max(len(s.part) for s in shown)
     lines = [f"{'part':<{width}}  {'tests':>7}  {'points':>13}"]
-    for s in scores:
+    for s in shown:
         note = "  (bonus)" if s.bonus else ""
         cause = f"  likely: {', '.join(s.misconceptions)}" if s.misconceptions else ""
         lines.append(f"{s.part:<{width}}  {s.passed:>3}/{s.total:<3}  "
                      f"{s.score:>6g} / {s.max_score:<4g}{note}{cause}")
-    got, most = totals(scores)
+    got, most = totals(shown)
     lines.append(f"{'total':<{width}}  {'':>7}  {got:>6g} / {most:<4g}")
+    if partial:
+        lines.append(f"Only {len(shown)} of {len(scores)} parts ran, so this total covers only them; "
+                     "`pytest autograder` grades every part.")
     return "\n".join(lines)
 
 

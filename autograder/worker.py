@@ -10,7 +10,6 @@ request gets a fresh one.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import os
 import select
@@ -43,6 +42,7 @@ class Answer:
     failure: str | None = None
     seconds: float = 0.0
     output: str = ""
+    unloaded: bool = False  # the file the scenario needs is missing or did not import
 
     @classmethod
     def from_json(cls, line: bytes) -> Answer:
@@ -59,17 +59,6 @@ class Answer:
             return cls(failure="the worker's answer had the wrong form")
         return cls(observations=data.get("observations"), raised=data.get("raised"),
                    seconds=float(data["seconds"]), **texts)
-
-
-def scenario_function(scenario_id: str):
-    """The function behind an id such as `value:product`."""
-    module_name, function_name = scenario_id.split(":")
-    return getattr(scenarios.module(module_name), function_name)
-
-
-def engine_of(scenario_id: str) -> str:
-    """The submission file a scenario needs: the name of its first parameter."""
-    return next(iter(inspect.signature(scenario_function(scenario_id)).parameters))
 
 
 class Output:
@@ -223,10 +212,10 @@ class Worker:
 
     def run(self, scenario_id: str, kwargs: dict, timeout: float) -> Answer:
         """Run one scenario; the answer always comes back, whatever the implementation does."""
-        engine = engine_of(scenario_id)
+        engine = scenarios.scenario(scenario_id).engine
         problem = self.load(engine)
         if problem is not None:
-            return Answer(failure=describe_load_problem(engine, problem))
+            return Answer(failure=describe_load_problem(engine, problem), unloaded=True)
         return self._call({"scenario": scenario_id, "kwargs": kwargs}, timeout)
 
     def close(self) -> None:

@@ -183,15 +183,7 @@ class Value:
         return self * other
 
     def __rtruediv__(self, other: float) -> Value:
-        other = Value(other)
-        out = Value(other.data / self.data, (other, self), "/")
-
-        def _backward() -> None:
-            other.grad += out.grad / self.data
-            self.grad += -other.data / self.data**2 * out.grad  # d(c/x)/dx = -c/x^2
-
-        out._backward = _backward
-        return out
+        return Value(other) / self
 
     def backward(self) -> None:
         """Fill in d(self)/d(node) for every node of the graph that ends at self.

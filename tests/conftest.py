@@ -36,11 +36,13 @@ def stubs() -> SimpleNamespace:
 
 @pytest.fixture(scope="session")
 def sealed_reference(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """solutions/ graded once, its answers sealed: `.path` of the sealed file, `.parts` its results."""
+    """solutions/ graded once, its answers sealed: `.path` of the sealed file, `.parts` its
+    results, `.junit` pytest's report of every test (with the scenario each asked for)."""
     folder = tmp_path_factory.mktemp("reference")
-    path = folder / "reference.json"
-    parts = autograde_folder(KIT / "solutions", folder / "results.json", "--seal-reference", str(path))
-    return SimpleNamespace(path=path, parts=parts)
+    path, junit = folder / "reference.json", folder / "junit.xml"
+    parts = autograde_folder(KIT / "solutions", folder / "results.json", "--seal-reference", str(path),
+                             "--junitxml", str(junit))
+    return SimpleNamespace(path=path, parts=parts, junit=junit)
 
 
 @pytest.fixture(scope="session")

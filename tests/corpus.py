@@ -248,6 +248,11 @@ BUGS = (
         loses=MUL_AND_TRAINING, names={"overwrites-gradient"}),
     bug("mul-assigns-instead-of-adding-with-set-parents", SET_PARENTS, *OVERWRITE_IN_MUL,
         loses=MUL_AND_TRAINING, names={"overwrites-gradient"}),
+    # The moons run multiplies each weight by a computed activation, which drops out of the graph.
+    bug("mul-names-the-wrong-parents",
+        Edit("value", 'out = Value(self.data * other.data, (self, other), "*")',
+             'out = Value(self.data * other.data, (self, self), "*")'),
+        loses=MUL_AND_TRAINING, names={"rule-on-the-wrong-node"}),
     bug("mul-ignores-upstream",
         Edit("value", "self.grad += other.data * out.grad", "self.grad += other.data"),
         Edit("value", "other.grad += self.data * out.grad", "other.grad += self.data"),
@@ -270,6 +275,15 @@ BUGS = (
     bug("tanh-assigns-instead-of-adding",
         Edit("value", "self.grad += (1.0 - t * t) * out.grad", "self.grad = (1.0 - t * t) * out.grad"),
         loses={"value.tanh"}, names={"overwrites-gradient"}),
+    # Attached to its input, tanh's rule writes into that input; at x = 400 it adds nothing there.
+    bug("tanh-rule-attached-to-the-input",
+        Edit("value", "(1.0 - t * t) * out.grad\n\n        out._backward = _backward",
+             "(1.0 - t * t) * out.grad\n\n        self._backward = _backward"),
+        loses={"value.tanh"}, names={"rule-on-the-wrong-node"}),
+    bug("sigmoid-rule-attached-to-the-input",
+        Edit("value", "s * (1.0 - s) * out.grad\n\n        out._backward = _backward",
+             "s * (1.0 - s) * out.grad\n\n        self._backward = _backward"),
+        loses={"value.sigmoid"}, names={"rule-on-the-wrong-node"}),
     bug("relu-gate-on-the-wrong-side",
         Edit("value", "(self.data > 0) * out.grad", "(self.data < 0) * out.grad"),
         loses={"value.relu", "value.training"}, names={"relu-gate"}),
@@ -294,6 +308,10 @@ BUGS = (
         Edit("value", "other.grad += -self.data / other.data**2 * out.grad",
              "other.grad = -self.data / other.data**2 * out.grad"),
         loses={"value.truediv"}, names={"overwrites-gradient"}),
+    bug("truediv-assigns-to-the-denominator",
+        Edit("value", "other.grad += -self.data / other.data**2 * out.grad",
+             "other.grad = -self.data / other.data**2 * out.grad"),
+        loses={"value.truediv"}, names={"overwrites-gradient"}),
     bug("truediv-number-not-wrapped",
         Edit("value", 'are both correct.\n        """\n        other = other if isinstance(other, Value) '
                       'else Value(other)\n', 'are both correct.\n        """\n'),
@@ -311,6 +329,9 @@ BUGS = (
                 parent._push_back()
         """, indent=4)),
         loses={"value.backward", "value.training"}, names={"no-topological-order"}),
+    bug("backward-runs-no-rule", Edit("value", TOPOLOGICAL_SORT, body("""
+        self.grad = 1.0
+    """)), loses={"value.backward", "value.training"}, names={"backward-runs-no-rule"}),
     # The moons run calls zero_grad before every backward, so a backward that clears changes nothing.
     bug("backward-clears-first",
         Edit("value", "        self.grad = 1.0\n        for node in reversed(order):\n", body("""

@@ -77,5 +77,5 @@ def test_every_step_command_works_in_the_release(workflow, release, student_env,
         assert collected, f"{step['name']}: {done.stdout[-2000:]}"
         if files == "solutions":
             assert done.returncode == 0, f"{step['name']}: {done.stdout[-3000:]}"
-        else:
+        elif step["with"]["max-score"]:  # a part worth nothing (the given code's check) may pass
             assert done.returncode == 1, f"{step['name']}: {done.stdout[-3000:]}"

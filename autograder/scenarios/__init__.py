@@ -6,15 +6,34 @@ submission file it uses (`value`, `tensor` or `dual`) and receives that module; 
 parameters are plain data, and it returns plain data: numbers, lists, dicts, strings, arrays.
 Its docstring is a snippet a student can paste to reproduce it, with `{name}` placeholders
 filled from its arguments (and from the `inputs` of the case that failed, if it has cases).
+
+The trusted side never imports these modules (nor numpy with them): what it needs to know
+of a scenario (the file it uses, its snippet, the given operations it uses, whether the kit
+runs its reverse pass) is read from the modules' source.
 """
 
 from __future__ import annotations
 
-import importlib
+import ast
+import textwrap
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).parent
+# The class of scenarios/value.py that runs a reverse pass the way a correct backward() does.
+KIT_REVERSE = "Tape"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What the trusted side knows of one scenario without running it."""
+
+    id: str
+    engine: str  # the submission file it needs: the name of its first parameter
+    snippet: str  # its docstring
+    given: frozenset[str]  # the given operations its snippet uses (value scenarios only)
+    kit_reverse: bool  # its reverse pass is the kit's own, not the submission's backward()
 
 
 @cache
@@ -24,5 +43,75 @@ def sources() -> dict[str, str]:
             for path in sorted(HERE.glob("*.py")) if path.stem != "__init__"}
 
 
-def module(name: str):
-    return importlib.import_module(f"{__name__}.{name}")
+def _constant(module_name: str, name: str) -> object:
+    """A module-level constant of a scenario module, read from its source."""
+    for node in ast.parse(sources()[module_name]).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise LookupError(f"scenarios/{module_name}.py defines no {name}")
+
+
+@cache
+def _module(name: str) -> dict[str, ast.FunctionDef]:
+    try:
+        source = sources()[name]
+    except KeyError:
+        raise LookupError(f"no scenario module {name!r} in {HERE}") from None
+    return {node.name: node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+
+
+def _calls_reverse(functions: dict[str, ast.FunctionDef], name: str, seen: frozenset = frozenset()) -> bool:
+    """Does `name` (or a function of the same module it refers to) call the kit's reverse pass?"""
+    names = {node.id for node in ast.walk(functions[name]) if isinstance(node, ast.Name)}
+    if KIT_REVERSE in names:
+        return True
+    return any(_calls_reverse(functions, other, seen | {name})
+               for other in names & functions.keys() - seen - {name})
+
+
+@cache
+def scenario(scenario_id: str) -> Scenario:
+    """The scenario behind an id such as `value:products`."""
+    module_name, _, function_name = scenario_id.partition(":")
+    functions = _module(module_name)
+    if function_name not in functions:
+        raise LookupError(f"scenarios/{module_name}.py has no scenario {function_name!r}")
+    function = functions[function_name]
+    snippet = ast.get_docstring(function, clean=False) or ""
+    return Scenario(id=scenario_id, engine=function.args.args[0].arg, snippet=snippet,
+                    given=given_operations_in(snippet) if module_name == "value" else frozenset(),
+                    kit_reverse=_calls_reverse(functions, function_name))
+
+
+# How a snippet's code uses each given operation of value.py (the keys of scenarios/value.py's GIVEN).
+OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Pow: "**"}
+
+
+def given_operations_in(snippet: str) -> frozenset[str]:
+    """The given operations a snippet's code uses: every `+`, `-`, `**`, unary `-` of a
+    non-constant, `.exp()`, `.log()` and `Value(...)` in it."""
+    try:
+        tree = ast.parse(_dedent(snippet))
+    except SyntaxError:
+        return frozenset()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+            found.add(OPERATORS[type(node.op)])
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and not isinstance(node.operand, ast.Constant):
+            found.add("unary -")
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("exp", "log"):
+                found.add(node.func.attr)
+            elif isinstance(node.func, ast.Name) and node.func.id == "Value":
+                found.add("Value")
+    return frozenset(found)
+
+
+def _dedent(snippet: str) -> str:
+    return textwrap.dedent(snippet).strip("\n").replace("{", "").replace("}", "")
+
+
+# The given operations of value.py, each with the expressions its check tries.
+GIVEN: dict[str, str] = _constant("value", "GIVEN")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import traceback
 from collections.abc import Callable
 
 
@@ -29,3 +31,30 @@ def uniform(seed: int, count: int, low: float, high: float, avoid: float = 0.0,
         if abs(x - avoid) >= margin:
             numbers.append(round(x, 6))
     return numbers
+
+
+def describe(error: BaseException) -> dict:
+    """An exception as plain data: its type, its message, and the last line of the
+    submission's own code (a file of the worker's folder) it passed through."""
+    try:
+        text = str.__str__(str(error))[:2000]
+    except Exception:  # noqa: BLE001 - a submission's exception may fail to print
+        text = ""
+    here = os.getcwd()
+    where = ""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if frame.filename.startswith(here):
+            where = f"{os.path.basename(frame.filename)}, line {frame.lineno}: {frame.line}"
+            break
+    return {"type": type(error).__name__, "message": text, "where": where}
+
+
+def case(inputs: dict, observe: Callable[[], dict]) -> dict:
+    """One case of a scenario: its inputs and what `observe` saw, or the exception it raised,
+    so that a message can show the very case that failed. `observe` may add inputs of its own
+    (a shift it computed) under "inputs"."""
+    try:
+        found = observe()
+    except Exception as error:  # noqa: BLE001 - whatever the submission raises is the answer
+        return {"inputs": inputs, "raised": describe(error)}
+    return {**found, "inputs": {**inputs, **found.get("inputs", {})}}

@@ -98,7 +98,8 @@ def broadcast_operand(tensor, seed: int, shape: list[int]) -> dict:
     W = Tensor(entries((4, 5)))
     L = ((X + Y) * W + (Y - X) * X).sum()
     L.backward()
-    print(L.data, X.grad.shape, Y.grad.shape, Y.grad)
+    print(L.data, X.grad, Y.grad)
+    print(X.grad.shape, Y.grad.shape)   # the shapes of X and Y
     """
     rng = random.Random(seed)
     x, y, w = (_entries(rng, s) for s in [(ROWS, COLUMNS), tuple(shape), (ROWS, COLUMNS)])
@@ -140,6 +141,7 @@ def all_operands(tensor, seed: int) -> dict:
     s = Tensor(entries(()))         # a scalar
     L = ((X * c + b) * r - s * X + (c - s)).mean()
     L.backward()
+    print(L.data)
     for t in (X, b, c, r, s):
         print(t.grad.shape, t.grad)
     """

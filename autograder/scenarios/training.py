@@ -79,12 +79,13 @@ def train_moons(
     hidden: int = 8,
 ) -> dict[str, object]:
     """
-    # from the kit's folder, with your value.py on the path:
+    import sys
+    sys.path.append("..")   # the kit's folder, which holds autograder/
     import value
-    from autograder.datasets import grading_data
+    from autograder.datasets import grading_data  # the 30 moons the grader trains on
     from autograder.scenarios.training import train_moons
     run = train_moons(value, steps={steps}, lr={lr}, seed={seed}, hidden={hidden}, **grading_data("moons"))
-    print(run["losses"], run["accuracy"])
+    print(run["losses"], run["accuracy"], run["parameters"])
     """
     # A 2-hidden-hidden-1 ReLU MLP, full-batch SGD on the mean logistic loss
     # log(1 + exp(-t * s)) for targets t in {-1, +1}: forward, zero_grad, backward, step.
@@ -121,9 +122,10 @@ def train_digits(
     seed: int = 0,
 ) -> dict[str, object]:
     """
-    # from the kit's folder, with your tensor.py on the path:
+    import sys
+    sys.path.append("..")   # the kit's folder, which holds autograder/
     import tensor
-    from autograder.datasets import grading_data
+    from autograder.datasets import grading_data  # the digits the grader trains on
     from autograder.scenarios.training import train_digits
     run = train_digits(tensor, epochs={epochs}, lr={lr}, batch_size={batch_size}, seed={seed},
                        **grading_data("digits"))
@@ -153,7 +155,8 @@ def train_digits(
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
             loss = tensor.cross_entropy(logits(X_train[batch]), y_train[batch])
-            loss.zero_grad()
+            for p in params:  # the new graph's gradients start at 0; the parameters' are zeroed here
+                p.grad = np.zeros_like(np.asarray(p.data, dtype=np.float64))
             loss.backward()
             for p in params:
                 p.data = np.array(p.data, dtype=np.float64) - lr * np.array(p.grad, dtype=np.float64)

@@ -1,21 +1,100 @@
 """Scenarios for the scalar engine, `value.py`.
 
 Each builds its graph from the operation it grades and the given ones (+, -, **, exp, log,
-unary -), so that a bug in one stub costs only the parts that use it. An upstream gradient
-other than 1 comes from `L = (out + shift) ** 2` with `shift` chosen so that dL/dout = 3;
-such a graph has several levels, so it is judged only when backward() gets the order of the
-given operations right (ORDERED), and every operation is also judged at the root.
+unary -), so that a bug in one stub costs only the parts that use it. The operation parts
+(and zero_grad, stability, sigmoid) run the reverse pass with the kit's `Tape`, which does
+what a correct backward() does through the given fields `_prev` and `_backward`: a bug in
+backward() then costs value.backward alone. An engine built without those fields is run
+through its own backward(). The value.backward scenarios always call backward() itself.
+
+An upstream gradient other than 1 comes from `L = (out + shift) ** 2`, with `shift` chosen so
+that dL/dout = 3. Operands are leaves, values computed from leaves (so that a rule that
+attaches itself to the wrong node, or names the wrong parents, shows), and values used twice.
+A scenario with several cases catches an exception per case, so the message can show the
+very case that raised.
 """
 
 from __future__ import annotations
 
-import math
-
-from .common import gradient_fd, uniform
+from .common import case, gradient_fd, uniform
 
 UPSTREAM = 3.0
-# Multi-level graphs are judged only when backward() passes this scenario.
-ORDERED = ("value:order_probe", "a backward() that runs the nodes in topological order (value.backward)")
+# The constants that make an operand a computed value: x + LIFT, and y - LIFT.
+LIFT = 0.25
+
+
+class WrongParents(Exception):
+    """A rule changed the gradient of a value that is not among its node's parents."""
+
+
+class Tape:
+    """The kit's own reverse pass over the nodes made while one graph is built.
+
+    `with Tape(value) as tape:` records every Value made inside the block, in the order made
+    (by wrapping the class's __init__ for that long); `tape.reverse(root)` sets the root's
+    gradient to 1.0 and runs each recorded node's `_backward` once, newest first. A node is
+    made after its parents, so newest first is a correct order, found without searching the
+    graph. Each rule may change the gradients of its own node's parents (`_prev`) and of
+    nothing else, and that is checked: a rule attached to the wrong node, or parents named
+    wrongly, raise WrongParents. An engine whose nodes this cannot record (built without the
+    given fields, or without calling __init__) runs its own backward() instead.
+    """
+
+    def __init__(self, value) -> None:
+        self.Value, self.made, self.original = value.Value, [], None
+
+    def __enter__(self) -> Tape:
+        original = self.Value.__init__
+
+        def recording(node, *args, **kwargs):
+            original(node, *args, **kwargs)
+            self.made.append(node)
+
+        try:
+            self.Value.__init__ = recording
+            self.original = original
+        except (AttributeError, TypeError):
+            pass  # a class that cannot be wrapped: reverse() falls back to backward()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.original is not None:
+            self.Value.__init__ = self.original
+
+    def usable(self, root) -> bool:
+        """Does the tape hold the root and every node it needs, with the given fields?"""
+        known = {id(node) for node in self.made}
+        if id(root) not in known:
+            return False
+        for node in self.made:
+            parents = getattr(node, "_prev", None)
+            if not isinstance(parents, (tuple, list, set, frozenset)) \
+                    or not callable(getattr(node, "_backward", None)):
+                return False
+            # A parent made elsewhere must be a leaf: an inner node not recorded would be skipped.
+            if any(id(parent) not in known and getattr(parent, "_prev", ()) for parent in parents):
+                return False
+        return True
+
+    def reverse(self, root) -> None:
+        if not self.usable(root):
+            root.backward()
+            return
+        root.grad = 1.0
+        for node in reversed(self.made):
+            allowed = {id(parent) for parent in node._prev}
+            before = [other.grad for other in self.made]
+            node._backward()
+            for other, grad in zip(self.made, before):
+                if id(other) not in allowed and not _same(other.grad, grad):
+                    label = getattr(node, "_op", "")
+                    whose = f"the rule of a `{label}` node" if label else "a rule attached to a leaf"
+                    raise WrongParents(f"{whose} changed the gradient of a value that is not one of its "
+                                       "parents")
+
+
+def _same(a, b) -> bool:
+    return a == b or (a != a and b != b)  # nan stays nan
 
 
 def _shift(out: float) -> float:
@@ -28,148 +107,240 @@ def _loss(out, shift: float | None):
     return out if shift is None else (out + shift) ** 2
 
 
-def _binary_cases(value, op, seed: int, count: int, low: float, high: float,
-                  upstream: bool = True) -> list[dict]:
+def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *,
+                  upstream: bool = True, computed: bool = False) -> list[dict]:
+    """op(a, b) at seeded points, on leaves or on computed operands (a + LIFT, b - LIFT)."""
     Value = value.Value
+
+    def operands(a, b):
+        return (a + LIFT, b - LIFT) if computed else (a, b)
+
+    def observe(a: float, b: float) -> dict:
+        with Tape(value) as tape:
+            x, y = Value(a), Value(b)
+            out = op(*operands(x, y))
+            shift = _shift(out.data) if upstream else None
+            loss = _loss(out, shift)
+        tape.reverse(loss)
+        fd = gradient_fd(lambda p: _loss(op(*operands(Value(p[0]), Value(p[1]))), shift).data, [a, b])
+        found = {"data": out.data, "grads": [x.grad, y.grad], "grads_fd": fd}
+        return {**found, "inputs": {"shift": shift}} if upstream else found
+
     numbers = uniform(seed, 2 * count, low, high)
-    cases = []
-    for a, b in zip(numbers[::2], numbers[1::2]):
-        shift = _shift(op(a, b)) if upstream else None
-
-        def loss(point, shift=shift):
-            return _loss(op(Value(point[0]), Value(point[1])), shift).data
-
-        x, y = Value(a), Value(b)
-        out = op(x, y)
-        _loss(out, shift).backward()
-        inputs = {"a": a, "b": b} if shift is None else {"a": a, "b": b, "shift": shift}
-        cases.append({"inputs": inputs, "data": out.data, "grads": [x.grad, y.grad],
-                      "grads_fd": gradient_fd(loss, [a, b])})
-    return cases
+    return [case({"a": a, "b": b}, lambda a=a, b=b: observe(a, b))
+            for a, b in zip(numbers[::2], numbers[1::2])]
 
 
-def _unary_cases(value, op, points: list[float], upstream: bool = True) -> list[dict]:
+def _unary_cases(value, op, points: list[float], *, upstream: bool = True,
+                 computed: bool = False) -> list[dict]:
+    """op(x) at the given points, on a leaf or on a computed operand (x + LIFT)."""
     Value = value.Value
-    cases = []
-    for a in points:
-        shift = _shift(op(a)) if upstream else None
-        x = Value(a)
-        out = op(x)
-        _loss(out, shift).backward()
-        inputs = {"a": a} if shift is None else {"a": a, "shift": shift}
-        cases.append({"inputs": inputs, "data": out.data, "grad": x.grad,
-                      "grad_fd": gradient_fd(lambda p, s=shift: _loss(op(Value(p[0])), s).data, [a])[0]})
-    return cases
+
+    def operand(x):
+        return x + LIFT if computed else x
+
+    def observe(a: float) -> dict:
+        with Tape(value) as tape:
+            x = Value(a)
+            out = op(operand(x))
+            shift = _shift(out.data) if upstream else None
+            loss = _loss(out, shift)
+        tape.reverse(loss)
+        fd = gradient_fd(lambda p: _loss(op(operand(Value(p[0]))), shift).data, [a])[0]
+        found = {"data": out.data, "grad": x.grad, "grad_fd": fd}
+        return {**found, "inputs": {"shift": shift}} if upstream else found
+
+    return [case({"a": a}, lambda a=a: observe(a)) for a in points]
 
 
 def _tanh(x):
-    return x.tanh() if not isinstance(x, float) else math.tanh(x)
+    return x.tanh()
 
 
 def _relu(x):
-    return x.relu() if not isinstance(x, float) else max(x, 0.0)
+    return x.relu()
 
 
 def _sigmoid(x):
-    return x.sigmoid() if not isinstance(x, float) else 0.5 * (1 + math.tanh(x / 2))
+    return x.sigmoid()
 
 
-def order_probe(value) -> dict:
+def _product(a, b):
+    return a * b
+
+
+def _quotient(a, b):
+    return a / b
+
+
+# -- the given operations --------------------------------------------------------------------------
+
+# Each given operation on a small graph of leaves a = 1.5 and b = 0.7; the key is how the
+# student's messages name it, the string how the check shows it.
+GIVEN = {
+    "Value": "Value(a).data, Value(3).data, and a leaf's .grad before any backward",
+    "+": "a + a + b, a + 2 and 2 + a",
+    "-": "a - b - b, a - 2 and 2 - a",
+    "unary -": "-a",
+    "**": "a ** 3, b ** -1 and (a - 2) ** 2",
+    "exp": "a.exp()",
+    "log": "b.log()",
+}
+
+
+def given_operations(value) -> dict:
     """
-    x = Value(2.0)
-    r = x ** 2 + 1
-    L = r ** 2 + r ** 2      # r has two consumers: its gradient is complete only after both
-    L.backward()
-    print(x.grad)            # 80.0
+    from value import Value
+    a = Value(1.5)
+    print(a.data, Value(3).data, a.grad)              # the constructor
+    for name, makes in [("+", [lambda: a + a + b, lambda: a + 2, lambda: 2 + a]),
+                        ("-", [lambda: a - b - b, lambda: a - 2, lambda: 2 - a]),
+                        ("unary -", [lambda: -a]),
+                        ("**", [lambda: a ** 3, lambda: b ** -1, lambda: (a - 2) ** 2]),
+                        ("exp", [lambda: a.exp()]), ("log", [lambda: b.log()])]:
+        a, b = Value(1.5), Value(0.7)
+        outs = []
+        for make in makes:
+            outs.append(make())
+            outs[-1].backward()
+        print(name, *[out.data for out in outs], a.grad, b.grad)
     """
-    return shared_node(value, 2.0)
+    Value = value.Value
+
+    def run(*makes) -> dict:
+        a, b = Value(1.5), Value(0.7)
+        outs = []
+        for make in makes:
+            with Tape(value) as tape:
+                outs.append(make(a, b))
+            tape.reverse(outs[-1])
+        return {"data": [out.data for out in outs], "grads": [a.grad, b.grad]}
+
+    def leaf() -> dict:
+        a = Value(1.5)
+        return {"data": [a.data, Value(3).data], "grads": [a.grad]}
+
+    checks = {
+        "Value": leaf,
+        "+": lambda: run(lambda a, b: a + a + b, lambda a, b: a + 2, lambda a, b: 2 + a),
+        "-": lambda: run(lambda a, b: a - b - b, lambda a, b: a - 2, lambda a, b: 2 - a),
+        "unary -": lambda: run(lambda a, b: -a),
+        "**": lambda: run(lambda a, b: a ** 3, lambda a, b: b ** -1, lambda a, b: (a - 2) ** 2),
+        "exp": lambda: run(lambda a, b: a.exp()),
+        "log": lambda: run(lambda a, b: b.log()),
+    }
+    return {name: case({}, check) for name, check in checks.items()}
 
 
 # -- value.mul ---------------------------------------------------------------------------------
 
 def products(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     a, b = Value({a}), Value({b})
     c = a * b
     L = (c + {shift}) ** 2      # so that dL/dc = 3
     L.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, lambda a, b: a * b, seed, count, -3.0, 3.0)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0)
 
 
 def products_at_root(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     a, b = Value({a}), Value({b})
     c = a * b
     c.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, lambda a, b: a * b, seed, count, -3.0, 3.0, upstream=False)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, upstream=False)
+
+
+def products_of_computed_values(value, seed: int, count: int) -> list[dict]:
+    """
+    from value import Value
+    a, b = Value({a}), Value({b})
+    c = (a + 0.25) * (b - 0.25)     # both factors are computed, not leaves
+    L = (c + {shift}) ** 2          # so that dL/dc = 3
+    L.backward()
+    print(c.data, a.grad, b.grad)
+    """
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, computed=True)
 
 
 def times_number(value, x: float, k: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = x * {k}
     y.backward()
     print(y.data, x.grad)
     """
-    v = value.Value(x)
-    y = v * k
-    y.backward()
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = v * k
+    tape.reverse(y)
     return {"data": y.data, "grad": v.grad}
 
 
 def number_times(value, x: float, k: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = {k} * x               # Python asks x.__rmul__
     y.backward()
     print(y.data, x.grad)
     """
-    v = value.Value(x)
-    y = k * v
-    y.backward()
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = k * v
+    tape.reverse(y)
     return {"data": y.data, "grad": v.grad}
 
 
 def square(value, x: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = x * x
     y.backward()
     print(y.data, x.grad)      # d(x*x)/dx = 2x
     """
-    v = value.Value(x)
-    y = v * v
-    y.backward()
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = v * v
+    tape.reverse(y)
     return {"data": y.data, "grad": v.grad}
 
 
 def with_numbers(value, x: float, k: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = x * {k} + {k} * x     # a Value times a plain number, both ways round
     y.backward()
     print(y.data, x.grad)
     """
-    v = value.Value(x)
-    y = v * k + k * v
-    y.backward()
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = v * k + k * v
+    tape.reverse(y)
     return {"data": y.data, "grad": v.grad}
 
 
 def lesson_product(value) -> dict:
     """
+    from value import Value
     a, b = Value(2.0), Value(-3.0)
     c = a * b + a
     c.backward()
     print(c.data, a.grad, b.grad)   # -4.0 -2.0 2.0
     """
-    a, b = value.Value(2.0), value.Value(-3.0)
-    c = a * b + a
-    c.backward()
+    with Tape(value) as tape:
+        a, b = value.Value(2.0), value.Value(-3.0)
+        c = a * b + a
+    tape.reverse(c)
     return {"data": c.data, "grads": [a.grad, b.grad]}
 
 
@@ -177,6 +348,7 @@ def lesson_product(value) -> dict:
 
 def tanh_values(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     x = Value({a})
     t = x.tanh()
     L = (t + {shift}) ** 2      # so that dL/dt = 3
@@ -188,6 +360,7 @@ def tanh_values(value, seed: int, count: int) -> list[dict]:
 
 def tanh_at_root(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     x = Value({a})
     t = x.tanh()
     t.backward()
@@ -196,34 +369,51 @@ def tanh_at_root(value, seed: int, count: int) -> list[dict]:
     return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), upstream=False)
 
 
+def tanh_of_computed_values(value, seed: int, count: int) -> list[dict]:
+    """
+    from value import Value
+    x = Value({a})
+    t = (x + 0.25).tanh()       # the input of tanh is computed, not a leaf
+    L = (t + {shift}) ** 2      # so that dL/dt = 3
+    L.backward()
+    print(t.data, x.grad)
+    """
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), computed=True)
+
+
 def tanh_beside_input(value, x: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = x.tanh() + x       # x gets a gradient from both terms
     y.backward()
     print(y.data, x.grad)
     """
-    v = value.Value(x)
-    y = v.tanh() + v
-    y.backward()
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = v.tanh() + v
+    tape.reverse(y)
     return {"data": y.data, "grad": v.grad}
 
 
 def tanh_large(value, x: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     t = x.tanh()
     t.backward()
     print(t.data, x.grad)
     """
-    v = value.Value(x)
-    t = v.tanh()
-    t.backward()
+    with Tape(value) as tape:
+        v = value.Value(x)
+        t = v.tanh()
+    tape.reverse(t)
     return {"data": t.data, "grad": v.grad}
 
 
 def relu_values(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     x = Value({a})
     r = x.relu()
     L = (r + {shift}) ** 2      # so that dL/dr = 3
@@ -235,6 +425,7 @@ def relu_values(value, seed: int, count: int) -> list[dict]:
 
 def relu_at_root(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     x = Value({a})
     r = x.relu()
     r.backward()
@@ -244,34 +435,49 @@ def relu_at_root(value, seed: int, count: int) -> list[dict]:
                         upstream=False)
 
 
-def relu_beside_input(value, x: float) -> dict:
+def relu_of_computed_values(value, seed: int, count: int) -> list[dict]:
     """
-    x = Value({x})
+    from value import Value
+    x = Value({a})
+    r = (x + 0.25).relu()       # the input of relu is computed, not a leaf
+    L = (r + {shift}) ** 2      # so that dL/dr = 3
+    L.backward()
+    print(r.data, x.grad)
+    """
+    # The kink of relu(x + LIFT) is at x = -LIFT: the points stay clear of it.
+    points = uniform(seed, count, -3.0, 3.0, avoid=-LIFT, margin=0.05)
+    return _unary_cases(value, _relu, points, computed=True)
+
+
+def relu_beside_input(value, points: list[float]) -> list[dict]:
+    """
+    from value import Value
+    x = Value({a})
     y = x.relu() + x       # x gets a gradient from both terms
     y.backward()
     print(y.data, x.grad)
     """
-    v = value.Value(x)
-    y = v.relu() + v
-    y.backward()
-    return {"data": y.data, "grad": v.grad}
+    return _unary_cases(value, lambda x: x.relu() + x, points, upstream=False)
 
 
 def relu_in_expression(value, a: float, c: float) -> dict:
     """
+    from value import Value
     a, c = Value({a}), Value({c})
     L = (a - c).relu() + a ** 2 + (c - a).relu()
     L.backward()
     print(L.data, a.grad, c.grad)
     """
-    x, z = value.Value(a), value.Value(c)
-    out = (x - z).relu() + x ** 2 + (z - x).relu()
-    out.backward()
+    with Tape(value) as tape:
+        x, z = value.Value(a), value.Value(c)
+        out = (x - z).relu() + x ** 2 + (z - x).relu()
+    tape.reverse(out)
     return {"data": out.data, "grads": [x.grad, z.grad]}
 
 
 def sigmoid_values(value, points: list[float]) -> list[dict]:
     """
+    from value import Value
     x = Value({a})
     s = x.sigmoid()
     L = (s + {shift}) ** 2      # so that dL/ds = 3
@@ -283,6 +489,7 @@ def sigmoid_values(value, points: list[float]) -> list[dict]:
 
 def sigmoid_at_root(value, points: list[float]) -> list[dict]:
     """
+    from value import Value
     x = Value({a})
     s = x.sigmoid()
     s.backward()
@@ -291,65 +498,142 @@ def sigmoid_at_root(value, points: list[float]) -> list[dict]:
     return _unary_cases(value, _sigmoid, points, upstream=False)
 
 
+def sigmoid_of_computed_values(value, points: list[float]) -> list[dict]:
+    """
+    from value import Value
+    x = Value({a})
+    s = (x + 0.25).sigmoid()    # the input of sigmoid is computed, not a leaf
+    L = (s + {shift}) ** 2      # so that dL/ds = 3
+    L.backward()
+    print(s.data, x.grad)
+    """
+    return _unary_cases(value, _sigmoid, points, computed=True)
+
+
 # -- value.truediv ---------------------------------------------------------------------------------
 
 def quotients(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     a, b = Value({a}), Value({b})
     q = a / b
     L = (q + {shift}) ** 2      # so that dL/dq = 3
     L.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, lambda a, b: a / b, seed, count, 0.5, 3.0)
+    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0)
 
 
 def quotients_at_root(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     a, b = Value({a}), Value({b})
     q = a / b
     q.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, lambda a, b: a / b, seed, count, 0.5, 3.0, upstream=False)
+    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, upstream=False)
+
+
+def quotients_of_computed_values(value, seed: int, count: int) -> list[dict]:
+    """
+    from value import Value
+    a, b = Value({a}), Value({b})
+    q = (a + 0.25) / (b - 0.25)     # numerator and denominator are computed, not leaves
+    L = (q + {shift}) ** 2          # so that dL/dq = 3
+    L.backward()
+    print(q.data, a.grad, b.grad)
+    """
+    return _binary_cases(value, _quotient, seed, count, 0.75, 3.0, computed=True)
 
 
 def quotient_beside_numerator(value, a: float, b: float) -> dict:
     """
+    from value import Value
     a, b = Value({a}), Value({b})
     y = a / b + a          # a gets a gradient from both terms
     y.backward()
     print(y.data, a.grad, b.grad)
     """
-    x, z = value.Value(a), value.Value(b)
-    y = x / z + x
+    with Tape(value) as tape:
+        x, z = value.Value(a), value.Value(b)
+        y = x / z + x
+    tape.reverse(y)
+    return {"data": y.data, "grads": [x.grad, z.grad]}
+
+
+def quotient_beside_denominator(value, a: float, b: float) -> dict:
+    """
+    from value import Value
+    a, b = Value({a}), Value({b})
+    y = a / b + b          # b gets a gradient from both terms
     y.backward()
+    print(y.data, a.grad, b.grad)
+    """
+    with Tape(value) as tape:
+        x, z = value.Value(a), value.Value(b)
+        y = x / z + z
+    tape.reverse(y)
+    return {"data": y.data, "grads": [x.grad, z.grad]}
+
+
+def quotient_by_the_same_twice(value, a: float, b: float) -> dict:
+    """
+    from value import Value
+    a, b = Value({a}), Value({b})
+    y = a / b / b          # b is the denominator of two quotients
+    y.backward()
+    print(y.data, a.grad, b.grad)
+    """
+    with Tape(value) as tape:
+        x, z = value.Value(a), value.Value(b)
+        y = x / z / z
+    tape.reverse(y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
 def divide_by_number(value, x: float, k: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = x / {k}
     y.backward()
     print(y.data, x.grad)
     """
-    v = value.Value(x)
-    y = v / k
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = v / k
+    tape.reverse(y)
+    return {"data": y.data, "grad": v.grad}
+
+
+def number_over_value(value, k: float, x: float) -> dict:
+    """
+    from value import Value
+    x = Value({x})
+    y = {k} / x               # Python asks x.__rtruediv__, which calls your __truediv__
     y.backward()
+    print(y.data, x.grad)
+    """
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = k / v
+    tape.reverse(y)
     return {"data": y.data, "grad": v.grad}
 
 
 def quotient_of_itself(value, x: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = (x + 1) / x          # x on both sides of the bar
     y.backward()
     print(y.data, x.grad)
     """
-    v = value.Value(x)
-    y = (v + 1) / v
-    y.backward()
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = (v + 1) / v
+    tape.reverse(y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -357,10 +641,11 @@ def quotient_of_itself(value, x: float) -> dict:
 
 def reused_leaf(value, x: float) -> dict:
     """
+    from value import Value
     a = Value({x})
     b = a + a
     b.backward()
-    print(b.data, a.grad)    # 2.0
+    print(b.data, a.grad)
     """
     a = value.Value(x)
     b = a + a
@@ -370,11 +655,12 @@ def reused_leaf(value, x: float) -> dict:
 
 def diamond(value) -> dict:
     """
+    from value import Value
     a = Value(1.0)
     b = a + a
     c = b + b
     c.backward()
-    print(c.data, a.grad, b.grad)    # 4.0 4.0 2.0
+    print(c.data, a.grad, b.grad, c.grad)    # 4.0 4.0 2.0 1.0
     """
     a = value.Value(1.0)
     b = a + a
@@ -385,9 +671,10 @@ def diamond(value) -> dict:
 
 def shared_node(value, x: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     r = x ** 2 + 1
-    L = r ** 2 + r ** 2      # r has two consumers
+    L = r ** 2 + r ** 2      # r has two consumers: its gradient is complete only after both
     L.backward()
     print(L.data, x.grad, r.grad)
     """
@@ -400,6 +687,7 @@ def shared_node(value, x: float) -> dict:
 
 def long_chain(value, depth: int, x: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     y = x
     for _ in range({depth}):
@@ -417,9 +705,10 @@ def long_chain(value, depth: int, x: float) -> dict:
 
 def mixed_graph(value, seed: int, count: int) -> list[dict]:
     """
+    from value import Value
     a, b = Value({a}), Value({b})
     u = (a + b).exp()
-    L = (u - a ** 2).log() + (a - b) ** 3 + u
+    L = (u + a ** 2).log() + (a - b) ** 3 + u
     L.backward()
     print(L.data, a.grad, b.grad)
     """
@@ -427,29 +716,30 @@ def mixed_graph(value, seed: int, count: int) -> list[dict]:
 
     def build(a, b):
         u = (a + b).exp()
-        return (u - a ** 2).log() + (a - b) ** 3 + u
+        return (u + a ** 2).log() + (a - b) ** 3 + u
 
-    cases = []
-    numbers = uniform(seed, 2 * count, -1.0, 1.0)
-    for a, b in zip(numbers[::2], numbers[1::2]):
+    def observe(a: float, b: float) -> dict:
         x, y = Value(a), Value(b)
         out = build(x, y)
         out.backward()
-        cases.append({"inputs": {"a": a, "b": b}, "data": out.data, "grads": [x.grad, y.grad],
-                      "grads_fd": gradient_fd(lambda p: build(Value(p[0]), Value(p[1])).data,
-                                              [a, b])})
-    return cases
+        return {"data": out.data, "grads": [x.grad, y.grad],
+                "grads_fd": gradient_fd(lambda p: build(Value(p[0]), Value(p[1])).data, [a, b])}
+
+    numbers = uniform(seed, 2 * count, -1.0, 1.0)
+    return [case({"a": a, "b": b}, lambda a=a, b=b: observe(a, b))
+            for a, b in zip(numbers[::2], numbers[1::2])]
 
 
 def three_calls(value) -> dict:
     """
+    from value import Value
     a, b, c = Value(2.0), Value(3.0), Value(4.0)
     ab = (a.log() + b.log()).exp()     # a*b, built from given operations
     ac = (a.log() + c.log()).exp()     # a*c
     L = ab + ac
     for _ in range(3):
         L.backward()                   # no zero_grad in between
-        print(L.grad, a.grad, b.grad, c.grad)   # a: 7, 21, 42
+        print(L.grad, a.grad, b.grad, c.grad)   # a: 7.0, then 35.0, then 105.0
     """
     a, b, c = value.Value(2.0), value.Value(3.0), value.Value(4.0)
     out = (a.log() + b.log()).exp() + (a.log() + c.log()).exp()
@@ -462,11 +752,12 @@ def three_calls(value) -> dict:
 
 def rebuilt_graph(value, x: float) -> dict:
     """
+    from value import Value
     x = Value({x})
     for _ in range(2):
         y = (x ** 2).exp()   # a fresh graph each time
-        y.backward()         # no zero_grad: x.grad doubles
-    print(x.grad)
+        y.backward()         # no zero_grad: the second call adds the same again
+        print(x.grad)
     """
     v = value.Value(x)
     grads = []
@@ -478,18 +769,23 @@ def rebuilt_graph(value, x: float) -> dict:
 
 
 def _loop(value, body: str, steps: int = 3, lr: float = 0.1) -> dict:
-    """prediction = 2w (as w + w), target 4, loss (2w - 4)**2, w0 = 0: the lesson's three bodies."""
+    """prediction = 2w (as w + w), target 4, loss (2w - 4)**2, w0 = 0: the lesson's three bodies.
+
+    The reverse pass is backward() itself where backward() is what is graded (the loop with
+    no zero_grad); the kit's Tape where zero_grad is."""
     w = value.Value(0.0)
     history = []
     for _ in range(steps):
-        loss = ((w + w) - 4.0) ** 2
+        with Tape(value) as tape:
+            loss = ((w + w) - 4.0) ** 2
+        backward = (lambda loss: loss.backward()) if body == "no_zero_grad" else tape.reverse
         if body == "correct":
             loss.zero_grad()
-            loss.backward()
+            backward(loss)
         elif body == "no_zero_grad":
-            loss.backward()
+            backward(loss)
         else:
-            loss.backward()
+            backward(loss)
             loss.zero_grad()
         w.data -= lr * w.grad
         history.append({"w": w.data, "grad": w.grad})
@@ -499,12 +795,14 @@ def _loop(value, body: str, steps: int = 3, lr: float = 0.1) -> dict:
 
 def loop_without_zero_grad(value) -> dict:
     """
+    from value import Value
     w = Value(0.0)
     for _ in range(3):
         loss = ((w + w) - 4.0) ** 2    # prediction 2w, target 4
         loss.backward()                # no zero_grad: gradients pile up
         w.data -= 0.1 * w.grad
-    print(w.data, (((w + w) - 4.0) ** 2).data)   # 4.224 19.785
+        print(w.data, w.grad)
+    print(w.data, (((w + w) - 4.0) ** 2).data)   # 4.224 19.784704
     """
     return _loop(value, "no_zero_grad")
 
@@ -513,25 +811,29 @@ def loop_without_zero_grad(value) -> dict:
 
 def loop_correct(value) -> dict:
     """
+    from value import Value
     w = Value(0.0)
     for _ in range(3):
         loss = ((w + w) - 4.0) ** 2    # prediction 2w, target 4
         loss.zero_grad()
         loss.backward()
         w.data -= 0.1 * w.grad
-    print(w.data, (((w + w) - 4.0) ** 2).data)   # 1.984 0.001
+        print(w.data, w.grad)
+    print(w.data, (((w + w) - 4.0) ** 2).data)   # 1.984 0.001024
     """
     return _loop(value, "correct")
 
 
 def loop_zero_grad_after_backward(value) -> dict:
     """
+    from value import Value
     w = Value(0.0)
     for _ in range(3):
         loss = ((w + w) - 4.0) ** 2
         loss.backward()
         loss.zero_grad()               # too late: the step sees 0
         w.data -= 0.1 * w.grad
+        print(w.data, w.grad)
     print(w.data, (((w + w) - 4.0) ** 2).data)   # 0.0 16.0
     """
     return _loop(value, "after_backward")
@@ -548,6 +850,7 @@ def _graph(value, a: float, b: float):
 
 def zero_grad_reach(value, a: float, b: float) -> dict:
     """
+    from value import Value
     x, y = Value({a}), Value({b})
     p = (x + y) ** 2
     q = (x - y).exp()
@@ -556,14 +859,16 @@ def zero_grad_reach(value, a: float, b: float) -> dict:
     L.zero_grad()
     print(L.grad, p.grad, q.grad, x.grad, y.grad)   # all 0.0
     """
-    x, y, p, q, out = _graph(value, a, b)
-    out.backward()
+    with Tape(value) as tape:
+        x, y, p, q, out = _graph(value, a, b)
+    tape.reverse(out)
     out.zero_grad()
     return {"root": out.grad, "intermediates": [p.grad, q.grad], "leaves": [x.grad, y.grad]}
 
 
 def zero_grad_then_backward(value, a: float, b: float) -> dict:
     """
+    from value import Value
     x, y = Value({a}), Value({b})
     p = (x + y) ** 2
     q = (x - y).exp()
@@ -571,19 +876,21 @@ def zero_grad_then_backward(value, a: float, b: float) -> dict:
     for _ in range(3):
         L.zero_grad()
         L.backward()           # the same gradients every time
-        print(x.grad, y.grad, p.grad)
+        print(x.grad, y.grad, p.grad, q.grad)
     """
-    x, y, p, q, out = _graph(value, a, b)
+    with Tape(value) as tape:
+        x, y, p, q, out = _graph(value, a, b)
     calls = []
     for _ in range(3):
         out.zero_grad()
-        out.backward()
+        tape.reverse(out)
         calls.append({"leaves": [x.grad, y.grad], "intermediates": [p.grad, q.grad]})
     return {"calls": calls}
 
 
 def zero_grad_of_intermediate(value, a: float, b: float) -> dict:
     """
+    from value import Value
     x, y = Value({a}), Value({b})
     p = (x + y) ** 2
     q = (x - y).exp()
@@ -592,7 +899,8 @@ def zero_grad_of_intermediate(value, a: float, b: float) -> dict:
     p.zero_grad()       # p and what p depends on; L and q keep theirs
     print(L.grad, p.grad, q.grad, x.grad, y.grad)
     """
-    x, y, p, q, out = _graph(value, a, b)
-    out.backward()
+    with Tape(value) as tape:
+        x, y, p, q, out = _graph(value, a, b)
+    tape.reverse(out)
     p.zero_grad()
     return {"root": out.grad, "p": p.grad, "q": q.grad, "leaves": [x.grad, y.grad]}

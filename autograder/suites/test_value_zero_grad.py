@@ -2,8 +2,6 @@
 
 import pytest
 
-from autograder.scenarios.value import ORDERED
-
 pytestmark = pytest.mark.part("value.zero_grad")
 
 
@@ -30,12 +28,12 @@ def grew(expected, got):
 
 def test_correct_loop(grade):
     """The lesson's loop: forward, zero_grad, backward, step. w = 1.984, loss 0.001."""
-    grade("value:loop_correct", provided=ORDERED, suspects={"zero-grad-self-only": grew})
+    grade("value:loop_correct", suspects={"zero-grad-self-only": grew})
 
 
 def test_loop_with_zero_grad_too_late(grade):
     """forward, backward, zero_grad, step: the step sees 0, so w stays 0 and the loss 16."""
-    grade("value:loop_zero_grad_after_backward", provided=ORDERED)
+    grade("value:loop_zero_grad_after_backward")
 
 
 def test_zero_grad_reaches_the_whole_graph(grade):
@@ -46,10 +44,10 @@ def test_zero_grad_reaches_the_whole_graph(grade):
 
 def test_zero_grad_and_backward_repeated(grade):
     """zero_grad then backward, three times on one graph: the same gradients each time."""
-    grade("value:zero_grad_then_backward", a=0.3, b=-0.8, provided=ORDERED,
+    grade("value:zero_grad_then_backward", a=0.3, b=-0.8,
           suspects={"zero-grad-leaves-only": stale_intermediates})
 
 
 def test_zero_grad_of_an_intermediate(grade):
     """zero_grad on an intermediate clears it and its inputs, and leaves the rest alone."""
-    grade("value:zero_grad_of_intermediate", a=0.3, b=-0.8, provided=ORDERED)
+    grade("value:zero_grad_of_intermediate", a=0.3, b=-0.8)

@@ -1,0 +1,177 @@
+"""Messages a student can act on: the stub that raised, the given code that changed, a missing
+file, the very case that failed, and a score table that is the last thing printed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+from autograding import autograde_folder
+from corpus import Edit, Submission, build
+
+from autograder import scenarios
+from autograder.config import load
+
+KIT = Path(__file__).resolve().parent.parent
+PARTS = load().parts
+
+
+def failures(submission: Path, tmp_path: Path, sealed: Path) -> tuple[dict[str, dict], dict[str, str]]:
+    """results.json's entries by part, and every failed test's message by test id."""
+    junit = tmp_path / f"{submission.name}.xml"
+    parts = autograde_folder(submission, tmp_path / f"{submission.name}.json", "--reference", str(sealed),
+                             "--junitxml", str(junit))
+    messages = {}
+    for case in ElementTree.parse(junit).iter("testcase"):
+        failure = case.find("failure")
+        if failure is not None:
+            test = f"{case.get('classname').rsplit('.', 1)[1]}::{case.get('name')}"
+            messages[test] = failure.text or ""
+    return parts, messages
+
+
+def test_the_stub_that_raised_is_named(sealed_reference, tmp_path):
+    folder = tmp_path / "mul-only"
+    shutil.copytree(KIT / "assignments", folder)
+    done = (KIT / "solutions" / "value.py").read_text(encoding="utf-8")
+    stub = (folder / "value.py").read_text(encoding="utf-8")
+    start, end = done.index("    def __mul__"), done.index("    def __pow__")
+    stub_start, stub_end = stub.index("    def __mul__"), stub.index("    def __pow__")
+    (folder / "value.py").write_text(stub[:stub_start] + done[start:end] + stub[stub_end:], encoding="utf-8")
+    parts, messages = failures(folder, tmp_path, sealed_reference.path)
+    # The kit runs the rules itself, so a stubbed backward() costs value.mul nothing.
+    assert parts["value.mul"]["score"] == PARTS["value.mul"].points
+    backward = [m for test, m in messages.items() if test.startswith("test_value_backward")]
+    assert backward and all("Value.backward is still a stub (part value.backward): this check needs it."
+                            in m for m in backward)
+    assert "Value.tanh is still a stub (part value.tanh)" in parts["value.tanh"]["output"]
+
+
+@pytest.mark.parametrize("broken", ["missing", "unimportable"])
+def test_a_file_that_cannot_be_loaded_costs_one_line_per_part(sealed_reference, tmp_path, broken):
+    folder = tmp_path / broken
+    shutil.copytree(KIT / "solutions", folder)
+    if broken == "missing":
+        (folder / "tensor.py").unlink()
+    else:
+        (folder / "tensor.py").write_text("def unbroadcast(grad, shape)\n    return grad\n", encoding="utf-8")
+    parts = autograde_folder(folder, tmp_path / "results.json", "--reference", str(sealed_reference.path))
+    for part in ("tensor.unbroadcast", "tensor.training"):
+        lines = parts[part]["output"].splitlines()
+        assert len(lines) == 2, parts[part]["output"]
+        reason = ("tensor.py is missing from the submission" if broken == "missing"
+                  else "importing tensor.py raised SyntaxError")
+        assert lines[1].startswith(reason)
+    assert parts["dual"]["score"] == PARTS["dual"].points
+
+
+# A student's changes to the given code of value.py, each as the handout's own words would say.
+GIVEN_CHANGES = {
+    "+": Submission("add-assigns", (Edit("value", "self.grad += out.grad\n            other.grad += out.grad",
+                                         "self.grad = out.grad\n            other.grad = out.grad"),)),
+    "-": Submission("sub-adds-to-the-subtracted", (Edit("value", "other.grad += -out.grad",
+                                                        "other.grad += out.grad"),)),
+    "**": Submission("pow-with-the-exponent-as-a-parent", (Edit(
+        "value", 'out = Value(self.data**k, (self,), f"**{k}")\n\n        def _backward() -> None:\n'
+                 "            self.grad += k * self.data ** (k - 1) * out.grad\n",
+        'exponent = Value(k)\n        out = Value(self.data**k, (self, exponent), f"**{k}")\n\n'
+        "        def _backward() -> None:\n            self.grad += k * self.data ** (k - 1) * out.grad\n"
+        "            exponent.grad += math.log(self.data) * out.data * out.grad\n"),)),
+}
+GIVEN_CHANGES["+ numbers"] = Submission("add-refuses-numbers", (Edit(
+    "value", '        other = other if isinstance(other, Value) else Value(other)\n'
+             '        out = Value(self.data + other.data, (self, other), "+")',
+    '        out = Value(self.data + other.data, (self, other), "+")'),))
+
+
+@pytest.mark.parametrize("operation", list(GIVEN_CHANGES))
+def test_a_changed_given_operation_is_named_first(sealed_reference, tmp_path, operation):
+    name = operation.split()[0]
+    folder = tmp_path / GIVEN_CHANGES[operation].name
+    build(GIVEN_CHANGES[operation], KIT / "solutions", folder)
+    parts, messages = failures(folder, tmp_path, sealed_reference.path)
+    assert parts["value.given"]["status"] == "failed"
+    assert parts["value.given"]["output"].splitlines()[1].startswith(f"Your `{name}` is not the given one:")
+    lost = {part for part, entry in parts.items() if entry["score"] < entry["max_score"]}
+    assert lost and lost <= {p for p in PARTS if p.startswith("value.")}
+    for test, message in messages.items():
+        if "training" in test or "given" in test:
+            continue
+        assert message.startswith(f"Your `{name}` is not the given one:"), (test, message[:300])
+    for part in lost - {"value.training"}:
+        assert parts[part]["tags"] == [part], f"{part} names a stub's misconception: {parts[part]['tags']}"
+
+
+def test_the_case_shown_is_the_one_that_failed(sealed_reference, tmp_path):
+    """A sigmoid written as e^x / (1 + e^x) overflows at +1000 only: the snippet shows 1000."""
+    folder = tmp_path / "sigmoid-overflows-above"
+    build(Submission("sigmoid-overflows-above", (Edit("value", """        if self.data >= 0:
+            s = 1.0 / (1.0 + math.exp(-self.data))
+        else:
+            e = math.exp(self.data)  # the other form, so exp never sees a large argument
+            s = e / (1.0 + e)
+""", """        e = math.exp(self.data)
+        s = e / (1.0 + e)
+"""),)), KIT / "solutions", folder)
+    _, messages = failures(folder, tmp_path, sealed_reference.path)
+    far = messages["test_value_sigmoid::test_sigmoid_far_from_zero"]
+    assert "x = Value(1000.0)" in far and "Value(-1000.0)" not in far
+    assert "Came out: [1] raised OverflowError" in far
+
+
+def test_every_given_operation_a_scenario_uses_is_in_its_snippet(reference):
+    """So that a message names a changed given operation exactly where its check uses it."""
+    from autograder.scenarios import value as value_scenarios
+
+    Value = reference.value.Value
+    methods = {"__add__": "+", "__radd__": "+", "__sub__": "-", "__rsub__": "-", "__neg__": "unary -",
+               "__pow__": "**", "exp": "exp", "log": "log"}
+    used: set[str] = set()
+    originals = {method: getattr(Value, method) for method in methods}
+
+    def recording(method):
+        def call(self, *args):
+            used.add(methods[method])
+            return originals[method](self, *args)
+        return call
+
+    calls = {"given_operations": {}, "products": {"seed": 1, "count": 3}, "three_calls": {},
+             "loop_correct": {}, "relu_in_expression": {"a": 1.5, "c": -0.5},
+             "mixed_graph": {"seed": 5, "count": 2}, "quotients_of_computed_values": {"seed": 16, "count": 2},
+             "tanh_at_root": {"seed": 12, "count": 2}, "zero_grad_reach": {"a": 0.3, "b": -0.8},
+             "rebuilt_graph": {"x": 0.5}, "diamond": {}}
+    try:
+        for method in methods:
+            setattr(Value, method, recording(method))
+        for name, kwargs in calls.items():
+            used.clear()
+            getattr(value_scenarios, name)(reference.value, **kwargs)
+            declared = scenarios.scenario(f"value:{name}").given
+            assert used <= declared, f"value:{name} uses {sorted(used - declared)}, which its snippet hides"
+    finally:
+        for method, original in originals.items():
+            setattr(Value, method, original)
+
+
+def pytest_output(*options: str) -> list[str]:
+    command = [sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider", *options]
+    done = subprocess.run(command, cwd=KIT, capture_output=True, text=True, check=False)
+    return done.stdout.rstrip().splitlines()
+
+
+def test_the_score_table_is_the_last_thing_printed():
+    lines = pytest_output("-q")
+    assert lines[-1].startswith("total") and "/ 100" in lines[-1]
+    assert not any(line.startswith("FAILED ") for line in lines), "a short summary scrolls the table away"
+    table = lines[lines.index(next(line for line in lines if line.startswith("part "))):]
+    assert [line.split()[0] for line in table[1:-1]] == list(PARTS)
+
+
+def test_a_partial_run_says_its_total_covers_only_what_ran():
+    lines = pytest_output("-q", "-k", "product")
+    assert lines[-1].startswith("Only 2 of") and "covers only them" in lines[-1]
+    assert {line.split()[0] for line in lines[-4:-2]} == {"value.mul", "dual"}

@@ -1,0 +1,332 @@
+"""The suites, checked rather than trusted.
+
+The reference answers every scenario the suites ask for; every number a test's docstring or
+a snippet's comment states is one the reference gives (or an input the test chose); every
+snippet, filled in as a message fills it, runs in a fresh interpreter in the handout's layout
+and prints the numbers of the case it shows; every number a misconception's explanation
+states is computed here. The calls come from pytest's own report (--junitxml) of grading the
+reference, where the `grade` fixture records each scenario a test asked for.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from autograding import autograde_folder
+from test_release import only_packages
+
+from autograder import judge, scenarios
+from autograder.misconceptions import CATALOGUE
+from autograder.runner import scenario_key
+
+KIT = Path(__file__).resolve().parent.parent
+ENGINES = ("value", "tensor", "dual")
+# A number as prose writes it: a sign only where no word or digit comes before it, and not
+# the "2" of "2x" nor the "4" of "x^4"-like tokens glued to a letter.
+NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e-?\d+)?)(?!\w|\.\d)")
+PLACEHOLDER = re.compile(r"\{\w+\}")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One scenario a test asked for, with the reference's answer."""
+
+    test: str  # module:function, parametrizations together
+    docstring: str
+    scenario: str
+    kwargs: dict
+    observations: object
+
+
+@pytest.fixture(scope="module")
+def calls(sealed_reference) -> list[Call]:
+    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))
+    found = []
+    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
+        function_name = case.get("name").split("[")[0]
+        function = getattr(importlib.import_module(case.get("classname")), function_name)
+        for prop in case.iter("property"):
+            if prop.get("name") == "scenario":
+                scenario_id, kwargs = json.loads(prop.get("value"))
+                answer = answers[scenario_key(scenario_id, kwargs)]
+                found.append(Call(f"{case.get('classname')}:{function_name}", function.__doc__ or "",
+                                  scenario_id, kwargs, answer["observations"]))
+    assert len({c.test for c in found}) > 40, "the junit report names too few tests to check anything"
+    return found
+
+
+# -- the reference answers everything ----------------------------------------------------------------
+
+def test_every_test_asks_for_a_scenario(calls, sealed_reference):
+    tested = {c.test for c in calls}
+    reported = {f"{case.get('classname')}:{case.get('name').split('[')[0]}"
+                for case in ElementTree.parse(sealed_reference.junit).iter("testcase")}
+    assert reported == tested
+
+
+def test_the_reference_answers_every_scenario_it_is_asked(sealed_reference):
+    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))
+    def cases(answer: dict) -> list:
+        return answer["observations"] if isinstance(answer["observations"], list) else []
+
+    failed = {key: (a["failure"] or a["raised"]) for key, a in answers.items()
+              if a["failure"] or a["raised"] or any(judge.is_raised(c) for c in cases(a))}
+    assert not failed
+
+
+def broken_reference(folder: Path) -> Path:
+    """solutions/ with Dual.sin raising: the reference itself fails a scenario."""
+    shutil.copytree(KIT / "solutions", folder)
+    path = folder / "dual.py"
+    text = path.read_text(encoding="utf-8")
+    old = "        return Dual(math.sin(self.val), math.cos(self.val) * self.der)"
+    assert old in text
+    path.write_text(text.replace(old, "        raise ValueError('a broken reference')"), encoding="utf-8")
+    return folder
+
+
+def test_sealing_refuses_a_reference_that_fails(tmp_path):
+    broken = broken_reference(tmp_path / "broken")
+    seal = tmp_path / "reference.json"
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                           "--submission", str(broken), "--reference", str(broken), "--seal-reference",
+                           str(seal)], cwd=KIT, capture_output=True, text=True, check=False)
+    assert done.returncode not in (0, 1), done.stdout[-2000:]
+    assert not seal.exists()
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("not sealed: the reference failed dual:lesson, "), done.stdout[-2000:]
+    assert "dual:sin_and_exp" in last and "value:" not in last
+
+
+def test_a_failing_reference_is_the_graders_fault_in_one_line(tmp_path):
+    broken = broken_reference(tmp_path / "broken")
+    parts = autograde_folder(KIT / "solutions", tmp_path / "results.json", "--reference", str(broken))
+    output = parts["dual"]["output"]
+    assert "Not checked, a fault of the grader: the reference failed this scenario (ValueError" in output
+    assert "Traceback" not in output and "def test_" not in output and "solutions" not in output
+    assert parts["value.mul"]["score"] == parts["value.mul"]["max_score"]
+
+
+# -- numbers stated in docstrings and comments ----------------------------------------------------------
+
+def numbers_in(tree: object) -> list[float]:
+    """Every number of an observation or of arguments, and the length of every list in it."""
+    found = []
+    if isinstance(tree, bool):
+        return found
+    if isinstance(tree, (int, float)):
+        found.append(float(tree))
+    elif isinstance(tree, dict):
+        for value in tree.values():
+            found += numbers_in(value)
+    elif isinstance(tree, (list, tuple)):
+        found.append(float(len(tree)))
+        for item in tree:
+            found += numbers_in(item)
+    return found
+
+
+def literals_of(scenario_id: str) -> list[float]:
+    """The numbers written in a scenario's own code and its module's constants."""
+    module_name, _, name = scenario_id.partition(":")
+    tree = ast.parse(scenarios.sources()[module_name])
+    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    constants = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                 and all(isinstance(t, ast.Name) and t.id.isupper() for t in n.targets)]
+    found = []
+    for part in [function, *constants]:
+        for node in ast.walk(part):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                found += [float(node.value), -float(node.value)]
+    return found
+
+
+EXPONENT = re.compile(r"(\*\*|\^)\s*-?\d+(\.\d+)?")
+
+
+def stated(text: str) -> list[str]:
+    """The numbers a text states, leaving out exponents (the 2 of x**2 is notation, not a claim)."""
+    return NUMBER.findall(EXPONENT.sub(" ", text))
+
+
+def matches(written: str, candidates: list[float]) -> bool:
+    """`written` is one of the candidates, to the precision it is written with."""
+    value = float(written)
+    decimals = len(written.split(".")[1]) if "." in written and "e" not in written else 0
+    slack = 0.5 * 10.0 ** -decimals if decimals else 1e-9
+    return any(abs(value - c) <= slack + 1e-9 * abs(c) for c in candidates)
+
+
+def test_every_number_a_test_states_is_the_references_or_its_input(calls):
+    allowed: dict[str, list[float]] = defaultdict(list)
+    docstrings = {}
+    for call in calls:
+        allowed[call.test] += numbers_in(call.kwargs) + numbers_in(call.observations)
+        allowed[call.test] += literals_of(call.scenario)
+        docstrings[call.test] = call.docstring
+    wrong = {test: [n for n in stated(text) if not matches(n, allowed[test])]
+             for test, text in docstrings.items()}
+    assert not {test: numbers for test, numbers in wrong.items() if numbers}
+
+
+# -- snippets -------------------------------------------------------------------------------------------
+
+def first_case(observations: object) -> object:
+    return observations[0] if isinstance(observations, list) and observations \
+        and isinstance(observations[0], dict) else observations
+
+
+def shown_numbers(case: object) -> list[float]:
+    """The numbers of a case a message can show: everything but its inputs and finite differences."""
+    if isinstance(case, dict) and "ndarray" in case:
+        return [float(x) for x in case["ndarray"]]
+    if isinstance(case, dict):
+        return [n for key, value in case.items() if key != "inputs" and not key.endswith("_fd")
+                for n in shown_numbers(value)]
+    if isinstance(case, list):
+        return [n for item in case for n in shown_numbers(item)]
+    return [float(case)] if type(case) in (int, float) else []
+
+
+def missing(wanted: list[float], printed: list[float]) -> float | None:
+    """The first wanted number that does not appear among the printed ones, in order; None if all do."""
+    position = 0
+    for number in wanted:
+        # numpy prints 8 decimals, Python every digit: both are within 1e-8 of the number.
+        while position < len(printed) and not math.isclose(printed[position], number, rel_tol=1e-6,
+                                                           abs_tol=1e-8):
+            position += 1
+        if position == len(printed):
+            return number
+        position += 1
+    return None
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> tuple[Path, dict]:
+    """The handout's layout with the reference as the student's files, and an environment in
+    which Python sees numpy, and no installed copy of the kit."""
+    root = tmp_path_factory.mktemp("layout") / "handout"
+    shutil.copytree(KIT / "solutions", root / "assignments")
+    shutil.copytree(KIT / "autograder", root / "autograder",
+                    ignore=shutil.ignore_patterns("__pycache__", "staff", "reference.json"))
+    return root, only_packages(tmp_path_factory.mktemp("numpy-only"), "numpy")
+
+
+def run_snippet(code: str, handout: tuple[Path, dict]) -> subprocess.CompletedProcess:
+    root, env = handout
+    return subprocess.run([sys.executable, "-c", code], cwd=root / "assignments", capture_output=True,
+                          text=True, check=False, timeout=300, env={**os.environ, **env})
+
+
+def test_every_snippet_runs_and_prints_the_numbers_of_its_case(calls, handout):
+    distinct = {scenario_key(c.scenario, c.kwargs): c for c in calls}.values()
+
+    def check(call: Call) -> str | None:
+        case = first_case(call.observations)
+        values = {**call.kwargs, **(case.get("inputs", {}) if isinstance(case, dict) else {})}
+        code = judge.fill(scenarios.scenario(call.scenario).snippet, values)
+        if PLACEHOLDER.search(code):
+            return f"{call.scenario}: unfilled {PLACEHOLDER.findall(code)}"
+        done = run_snippet(code, handout)
+        if done.returncode != 0:
+            return f"{call.scenario} {call.kwargs}: exit {done.returncode}\n{code}\n{done.stderr[-1500:]}"
+        printed = [float(n) for n in NUMBER.findall(done.stdout)]
+        if (lost := missing(shown_numbers(case), printed)) is not None:
+            return f"{call.scenario} {call.kwargs}: {lost} is not printed (in order) in {done.stdout[:600]!r}"
+        known = printed + numbers_in(values) + literals_of(call.scenario) + [
+            float(n) for line in code.splitlines() for n in stated(line.split("#")[0])]
+        comments = " ".join(line.split("#", 1)[1] for line in code.splitlines() if "#" in line)
+        wrong = [n for n in stated(comments) if not matches(n, known)]
+        return f"{call.scenario}: the comments state {wrong}, which it does not print" if wrong else None
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        problems = [p for p in pool.map(check, distinct) if p]
+    assert not problems, "\n\n".join(problems)
+
+
+# -- what the misconceptions' explanations state ------------------------------------------------------
+
+def naive_backward(root) -> None:
+    """backward() with no topological sort: each node pushes and recurses at once."""
+    def push(node):
+        node._backward()
+        for parent in node._prev:
+            push(parent)
+    root.grad = 1.0
+    push(root)
+
+
+def computed_hints(reference) -> dict[str, set[float]]:
+    """Each misconception's numbers, computed from the reference (and the shapes it names)."""
+    Value, Dual = reference.value.Value, reference.dual.Dual
+    x, naive = Value(2.0), Value(2.0)
+    (x * x * (x * x)).backward()
+    naive_square = naive * naive
+    naive_backward(naive_square * naive_square)
+    a, b, c = Value(2.0), Value(3.0), Value(4.0)
+    lesson = a * b + a * c
+    grads = []
+    for _ in range(3):
+        lesson.backward()
+        grads.append(a.grad)
+    positive, negative = Value(1.5), Value(-1.5)
+    positive.relu().backward()
+    negative.relu().backward()
+    root = Value(0.5).exp()
+    root.backward()
+    root.backward()
+    # exp(2x) overflows once 2x passes the logarithm of the largest float.
+    threshold = math.log(sys.float_info.max) / 2
+    unbroadcast = reference.tensor.unbroadcast
+    column = unbroadcast(reference.tensor.np.ones((4, 5)), (4, 1)).shape
+    row = unbroadcast(reference.tensor.np.ones((2, 3)), (3,)).shape
+    return {
+        "no-topological-order": {2.0, x.grad, naive.grad},
+        "backward-clears": {a.data, b.data, c.data, *grads},
+        "relu-gate": {positive.grad, negative.grad},
+        "root-accumulates": {root.grad},
+        "backward-runs-no-rule": {root.grad},
+        "tanh-overflow": {round(threshold, 1)},
+        "unbroadcast-no-keepdims": set(map(float, column)),
+        "unbroadcast-leading-axes": {3.0, 2.0, *map(float, (1, *row))},
+        "dual-constant-derivative": {Dual(3.0).der, Dual(1.0, 1.0).der},
+        "dual-number-not-wrapped": {Dual(2.0).der},
+    }
+
+
+def test_every_number_a_misconception_states_is_computed(reference):
+    computed = computed_hints(reference)
+    assert computed["no-topological-order"] >= {32.0, 64.0}
+    assert computed["backward-clears"] >= {7.0, 21.0, 42.0}
+    assert computed["tanh-overflow"] == {354.9}
+    for misconception_id, entry in CATALOGUE.items():
+        prose = re.sub(r"`[^`]*`", "", f"{entry.title} {entry.idea}")  # code in backticks is not a claim
+        numbers = stated(prose)
+        if not numbers:
+            continue
+        assert misconception_id in computed, f"{misconception_id} states {numbers}; compute them here"
+        wrong = [n for n in numbers if not matches(n, sorted(computed[misconception_id]))]
+        assert not wrong, f"{misconception_id} states {wrong}, which the reference does not give"
+
+
+def test_the_snippet_rule_reads_numbers_as_written():
+    assert stated("a 64-128-10 network, (4, 1), x = -2.5 and 2x, dL/dx = 1001.") == \
+        ["64", "128", "10", "4", "1", "-2.5", "1001"]
+    assert matches("0.001", [0.001024]) and not matches("0.01", [0.001024])
+    assert missing([1.0, 2.0], [0.0, 1.0, 5.0, 2.0]) is None and missing([2.0, 1.0], [1.0, 2.0]) == 1.0
+    assert stated("a * b**-1 and x^4 and 2 ** 3") == ["2"]
