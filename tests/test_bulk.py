@@ -134,7 +134,7 @@ def test_feedback_exists_for_every_student_and_quotes_no_suite_code(example_run)
             assert f"Feedback for {student}" in text
             assert not [line for line in code if line in text], student
     bob = (example_run / "feedback" / "bob.md").read_text()
-    assert "Came out:" in bob and "To reproduce:" in bob
+    assert "Came out:" in bob and "To reproduce" in bob
     assert "not a readable zip" in (example_run / "feedback" / "erin.html").read_text()
 
 
@@ -146,7 +146,6 @@ def test_the_summary_is_one_file_with_its_plots_inside_and_who_met_which_misconc
     assert all(base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG") for src in images)
     assert not list(example_run.glob("*.png"))
     assert "tanh-derivative-of-input" in summary and "feedback/carol.html" in summary
-    assert "assigned with <code>=</code> instead of accumulated with <code>+=</code>" in summary
 
 
 def test_the_mean_and_the_pass_rates_count_the_students_of_grades_csv(example_run):
@@ -182,13 +181,16 @@ def test_outdir_holds_only_what_the_readme_lists(example_run):
 def test_feedback_headings_name_the_part_once_and_html_shows_code_as_code(example_run):
     bob_md = (example_run / "feedback" / "bob.md").read_text()
     headings = [line for line in bob_md.splitlines() if line.startswith("## ")]
-    assert "## Value.\\_\\_mul\\_\\_: the product rule (7.78 / 10)" in headings
+    mul = r"## Value\.\\_\\_mul\\_\\_: the product rule \([\d.]+ / 10\)"
+    assert any(re.fullmatch(mul, heading) for heading in headings)
     assert not [h for h in headings if "value.mul" in h or "value.training" in h]
     bob = (example_run / "feedback" / "bob.html").read_text()
-    assert "<h2>Value.__mul__: the product rule (7.78 / 10)</h2>" in bob
-    assert "assigned with <code>=</code> instead of accumulated with <code>+=</code>" in bob
-    assert "<pre><code>x = Value(1.5)\ny = x * 2 + 2 * x" in bob  # the snippet, as a code block
-    assert "`" not in re.sub(r"<style>.*?</style>", "", bob, flags=re.S)
+    assert re.search(r"<h2>Value\.__mul__: the product rule \([\d.]+ / 10\)</h2>", bob)
+    assert "<pre><code>" in bob and "x = Value(1.5)\ny = x * 2 + 2 * x" in bob  # the snippet, as a code block
+    for page in (example_run / "feedback").glob("*.html"):
+        assert "`" not in re.sub(r"<style>.*?</style>", "", page.read_text(), flags=re.S), page.name
+    carol = (example_run / "feedback" / "carol.html").read_text()
+    assert re.search(r"<div class='messages'>(?:(?!</div>).)*[^>]<code>", carol, re.S)  # `code` in a message
 
 
 def test_a_second_run_grades_nothing_again(example_run, example_class):

@@ -115,6 +115,7 @@ def test_the_summary_links_each_student_and_escapes_what_they_named(tmp_path):
     assert "<b>" not in summary and "<i>" not in summary and "&lt;i&gt;gone&lt;/i&gt;" in summary
     assert sorted(p.name for p in tmp_path.iterdir()) == ["failures.jsonl", "feedback", "grades.csv",
                                                           "summary.html"]
+    assert "assigned with <code>=</code> instead of accumulated with <code>+=</code>" in summary
 
 
 def test_plots_that_count_students_have_whole_number_ticks():
