@@ -144,6 +144,19 @@ def test_an_nbgrader_tree_grades_submitted_only(tmp_path):
     assert all(s.files == {"value": VALUE} for s in found)
 
 
+def test_an_nbgrader_course_with_several_assignments_reads_the_one_named(tmp_path):
+    fay = tmp_path / "submitted" / "fay"
+    (fay / "autograd").mkdir(parents=True)
+    (fay / "autograd" / "value.py").write_text(VALUE)
+    (fay / "warmup").mkdir()
+    (fay / "warmup" / "dual.py").write_text("class Dual:\n    pass\n")
+    (tmp_path / "submitted" / "gus" / "warmup").mkdir(parents=True)
+    fay_found, gus_found = intake.collect(tmp_path, assignment="autograd")
+    assert fay_found.files == {"value": VALUE} and fay_found.source == "submitted/fay"
+    assert gus_found.files == {} and "no submission of autograd" in gus_found.reason
+    assert set(intake.collect(tmp_path)[0].files) == {"value", "dual"}  # no assignment named: all of it
+
+
 def test_wrong_case_a_bom_and_windows_line_endings_are_normalised(tmp_path):
     (tmp_path / "hal").mkdir()
     (tmp_path / "hal" / "Value.py").write_bytes(b"\xef\xbb\xbf" + VALUE.replace("\n", "\r\n").encode())

@@ -405,7 +405,7 @@ def checked_run(args: argparse.Namespace, console: Console, tally: Tally) -> int
         return refuse(console, f"-o {out}: the class folder itself; give -o a folder of its own")
     try:
         grading = load()
-        submissions = intake.collect(args.submissions, ignore=out)
+        submissions = intake.collect(args.submissions, ignore=out, assignment=args.assignment)
     except (ConfigError, intake.IntakeError) as error:
         return refuse(console, str(error))
     if not submissions:

@@ -98,18 +98,17 @@ class Item:
 
 # -- the class folder --------------------------------------------------------------------------
 
-def collect(folder: Path, ignore: Path | None = None) -> list[Submission]:
+def collect(folder: Path, ignore: Path | None = None, assignment: str | None = None) -> list[Submission]:
     """Every submission in a class folder, in a stable order; `ignore` (the grader's own output
-    folder, should it sit inside the class folder) is not one."""
+    folder, should it sit inside the class folder) is not one. In an nbgrader course, only
+    `submitted/<student>/<assignment>/` is read where an assignment is named."""
     if not folder.is_dir():
         raise IntakeError(f"{folder}: not a folder; point `autograder bulk` at the folder holding "
                           "the submissions (unzip an LMS download first)")
     submitted = folder / "submitted"
     if submitted.is_dir() and not submitted.is_symlink():
-        submissions = [guarded(lambda e=entry: read_folder(e, f"submitted/{clean(e.name)}", "nbgrader"),
-                               f"submitted/{clean(entry.name)}", entry.name, "nbgrader")
-                       for entry in listing(submitted)]
-        return unique(submissions)
+        return unique([guarded(lambda e=entry: read_student(e, assignment), f"submitted/{clean(entry.name)}",
+                               entry.name, "nbgrader") for entry in listing(submitted)])
     ignored = ignore.name if ignore is not None and same_folder(ignore.parent, folder) else None
     submissions, lms_groups = [], {}
     for entry in listing(folder):
@@ -125,6 +124,21 @@ def collect(folder: Path, ignore: Path | None = None) -> list[Submission]:
         submissions.append(guarded(lambda s=student, e=entries: read_lms(s, e), f"{student}_*", student,
                                    "lms"))
     return unique(submissions)
+
+
+def read_student(folder: Path, assignment: str | None) -> Submission:
+    """One student of an nbgrader course: their folder, or its `assignment` folder alone."""
+    source = f"submitted/{clean(folder.name)}"
+    if assignment is None:
+        return read_folder(folder, source, "nbgrader")
+    chosen = folder / assignment
+    if not chosen.is_dir() or chosen.is_symlink():
+        submission = Submission(source, student_id(folder.name), "nbgrader")
+        submission.note(f"{source}: no submission of {assignment} (no folder {clean(assignment)}/)")
+        return submission
+    submission = read_folder(chosen, source, "nbgrader")
+    submission.student = student_id(folder.name)
+    return submission
 
 
 def listing(folder: Path) -> list[Path]:
