@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -55,6 +56,9 @@ def main() -> None:
     print(f"grading {len(run.grades):4} mutants, {jobs} at a time {run.grading_seconds:7.1f} s   "
           f"{per_grading:6.2f} s a grading (wall time x jobs / gradings)")
     print(f"grading {len(bugs):4} corpus bugs           {corpus:7.1f} s")
+    seconds = sorted((grade.seconds, mutant) for mutant, grade in run.grades.items())
+    print(f"one grading: median {statistics.median(s for s, _ in seconds):.2f} s; the slowest:")
+    print("\n".join(f"  {s:6.2f} s  {mutant}" for s, mutant in seconds[-5:]))
     print(f"one grading / one probe: {per_grading / max(per_probe, 1e-9):.0f} x")
 
 

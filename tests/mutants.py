@@ -29,7 +29,6 @@ import math
 import random
 import signal
 import sys
-import tempfile
 import time
 import tokenize
 import xml.etree.ElementTree as ElementTree
@@ -138,18 +137,18 @@ def _number(value: int | float) -> ast.expr:
 
 
 def _changed_constants(value: object) -> list[object]:
+    """0 -> 1; 1 -> 0, 2 and -1; c -> c + 1 and -c; a flag flipped. Strings only name an
+    operation for repr, so they are left alone, as is None."""
     if isinstance(value, bool):
         return [not value]
     if not isinstance(value, (int, float)):
-        return []  # strings name an operation for repr only; None and the rest are left alone
+        return []
     kind = type(value)
     if value == 0:
-        changed = [kind(1)]
-    elif value == 1:
-        changed = [kind(0), kind(2), kind(-1)]
-    else:
-        changed = [value + 1, -value]
-    return changed
+        return [kind(1)]
+    if value == 1:
+        return [kind(0), kind(2), kind(-1)]
+    return [value + 1, -value]
 
 
 def _kinds(functions: list[ast.FunctionDef]) -> dict[str, str]:
@@ -871,11 +870,15 @@ def grade_all(folders: dict[str, Path], sealed: Path, scratch: Path, workers: in
     """Every folder graded, `workers` at a time (one grading keeps about one core busy)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    names = list(folders)
+    def one(numbered: tuple[int, str]) -> Grade:
+        number, name = numbered
+        try:
+            return grade(folders[name], sealed, scratch / f"grade-{number}")
+        except RuntimeError as error:
+            raise RuntimeError(f"grading {name} ({folders[name]}) failed: {error}") from error
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        grades = pool.map(lambda item: grade(item[1], sealed, scratch / f"grade-{item[0]}"),
-                          enumerate(folders[name] for name in names))
-        return dict(zip(names, grades))
+        return dict(zip(folders, pool.map(one, enumerate(folders))))
 
 
 def collected_tests(kit: Path = KIT) -> set[str]:
@@ -924,6 +927,15 @@ class MutationRun:
                  for m in self.changing}
         return {mutant: parts for mutant, parts in costs.items() if parts}
 
+    def other_costs(self) -> list[str]:
+        """Each mutant that cost another part, the parts, and what came out in the first of them."""
+        lines = []
+        for mutant, parts in self.costs_others().items():
+            own = next(m.part for m in self.mutants if m.id == mutant)
+            lines.append(f"  {mutant} (part {own}): also {', '.join(parts)}")
+            lines.append(f"    {parts[0]}: {_came_out(self.grades[mutant].messages[parts[0]])}")
+        return lines
+
     def report(self) -> str:
         """The mutation score per part, the survivors with their diffs, and what else was found."""
         changing, survivors = self.changing, {m.id for m in self.survivors}
@@ -944,20 +956,18 @@ class MutationRun:
         lines += ["", f"survivors ({len(survivors)}): full marks on their own part"]
         lines += [f"  {m.id}\n    probe: {self.verdicts[m.id].evidence}\n" + _indent(m.diff, 4)
                   for m in self.survivors]
-        others = self.costs_others()
-        lines += ["", f"mutants that cost a part other than their own ({len(others)}):"]
-        for mutant, parts in others.items():
-            lines.append(f"  {mutant}: {', '.join(parts)}")
-            lines += [f"    {part}: {_first_line(self.grades[mutant].messages[part])}" for part in parts]
+        lines += ["", f"mutants that cost a part other than their own ({len(self.costs_others())}):"]
+        lines += self.other_costs()
         lines += ["", f"equivalent mutants, left out ({len(self.equivalent)}):"]
         lines += [f"  {m.id}" for m in self.equivalent]
         return "\n".join(lines)
 
 
-def _first_line(message: str) -> str:
-    """The first line of a grader's message that says something (results.json starts with a title)."""
+def _came_out(message: str) -> str:
+    """What a grader's message says came out (or, failing that, how it begins)."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
-    return " / ".join(lines[:3])[:200]
+    said = [line for line in lines if line.startswith("Came out")] or lines[:3]
+    return " / ".join(said)[:300]
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -995,7 +1005,3 @@ def unfailed(tests: set[str], grades: list[Grade]) -> list[str]:
     """The tests that no grading failed: each checks nothing the mutants and bugs could show."""
     failed = set().union(*(g.failed for g in grades))
     return sorted(tests - failed)
-
-
-def temporary_folder() -> Path:
-    return Path(tempfile.mkdtemp(prefix="mutants-"))

@@ -160,9 +160,7 @@ def test_no_mutant_costs_a_part_other_than_its_own(run: MutationRun):
     """Besides its own part, a mutant may cost only the parts that need it by nature: training
     (value.training, tensor.training) and, for tanh, tanh far from zero (value.stability)."""
     others = run.costs_others()
-    assert not others, f"{len(others)} mutants cost other parts:\n" + "\n".join(
-        f"  {mutant} (part {next(m.part for m in run.mutants if m.id == mutant)}): also {', '.join(parts)}"
-        for mutant, parts in others.items())
+    assert not others, f"{len(others)} mutants cost other parts:\n" + "\n".join(run.other_costs())
 
 
 def test_every_test_of_the_suites_is_failed_by_some_mutant_or_bug(run: MutationRun,
