@@ -9,13 +9,15 @@ swapped for another of the same scope, a tuple's element duplicated, dropped or 
 edit rewrites only the source it changes, so a mutant's diff against the reference is one
 line or a few; its id names the file, the line, the function and the change.
 
-`probe()` decides, without the suites, whether a mutant changes behaviour: it runs seeded
+A `Probe` decides, without the suites, whether a mutant changes behaviour: it runs seeded
 random programs over the public API of the mutated file and of the reference, both imported
 in this process under fresh names, and compares every value, gradient and exception. A
-mutant it cannot tell from the reference is equivalent.
+mutant it cannot tell from the reference is equivalent. The programs keep to behaviour that
+every correct implementation shares (tests/test_mutation.py checks that on the corpus).
 
 `grade()` grades a folder as a TA does (tests/autograding.py) and adds pytest's own
---junitxml, so that every test's outcome is known as well as every part's score.
+--junitxml, so that every test's outcome is known as well as every part's score;
+`mutation_run()` does all three and `MutationRun.report()` prints the score.
 """
 
 from __future__ import annotations
@@ -331,14 +333,8 @@ class _Source:
         return b"".join(self.lines[:first] + middle + self.lines[last + 1:]).decode("utf-8")
 
 
-def _lines(text: str, node: ast.AST) -> str:
-    """The source lines of `node`, stripped and joined: what an id shows of them."""
-    lines = text.splitlines()[node.lineno - 1:node.end_lineno]
-    return " ".join(line.strip() for line in lines)
-
-
-def _rewrite(source: _Source, sites: _Sites, edit: _Edit, tree: ast.Module) -> tuple[str, ast.AST]:
-    """The mutated file's text (edit applied to `tree`), and the node whose span it rewrote.
+def _rewrite(source: _Source, sites: _Sites, edit: _Edit, tree: ast.Module) -> str:
+    """The mutated file's text: `tree`, with `edit` applied, written back into the source.
 
     An expression is rewritten in place, in parentheses if it needs them; where neither
     parses back to the edited tree, its statement (or compound header) is rewritten whole.
@@ -357,7 +353,7 @@ def _rewrite(source: _Source, sites: _Sites, edit: _Edit, tree: ast.Module) -> t
         mutated = source.replace(span, text)
         try:
             if ast.dump(ast.parse(mutated)) == wanted:
-                return mutated, span
+                return mutated
         except SyntaxError:
             continue
     raise MutantError(f"line {edit.span.lineno} of {edit.function}: no rewrite of the edit parses "
@@ -429,7 +425,7 @@ def generate(kit: Path = KIT) -> list[Mutant]:
             for edit in sites.edits:
                 edit.apply()
                 try:
-                    mutated, _ = _rewrite(source, sites, edit, tree)
+                    mutated = _rewrite(source, sites, edit, tree)
                 finally:
                     edit.undo()
                 if mutated in seen:
