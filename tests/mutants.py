@@ -962,7 +962,7 @@ class MutationRun:
 def _came_out(message: str) -> str:
     """What a grader's message says came out (or, failing that, how it begins)."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
-    said = [line for line in lines if line.startswith("Came out")] or lines[:3]
+    said = [line for line in lines if line.startswith("Came out")][:1] or lines[:3]
     return " / ".join(said)[:300]
 
 
