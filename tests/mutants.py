@@ -635,27 +635,43 @@ _TENSOR_OPERATIONS: list[tuple[str, Callable, Callable]] = [
 
 def tensor_program(tensor: ModuleType, seed: int, record: _Recorder) -> None:
     """Tensors of random shapes that broadcast together, combined by +, - and * (with each other,
-    with numbers and arrays on either side), relu, exp and sums; backward and zero_grad."""
+    with numbers and arrays on either side), relu, exp and sums; backward, and again on the
+    graph built anew (the tape is used up by each backward), with the leaves' gradients kept
+    or zeroed in between, as a training step does."""
     rng = random.Random(seed)
     shape = _result_shape(rng) or (3,)
     arrays = [_entries(rng, _operand_shape(rng, shape)) for _ in range(rng.randint(2, 4))]
-    nodes = [tensor.Tensor(array) for array in arrays]
+    leaves = [tensor.Tensor(array) for array in arrays]
+    steps = []
     for _ in range(rng.randint(2, 8)):
         name, call, plain = rng.choice(_TENSOR_OPERATIONS)
-        i, j = _choose(rng, len(nodes)), _choose(rng, len(nodes))
+        i, j = _choose(rng, len(arrays)), _choose(rng, len(arrays))
         c = rng.choice((2.0, -0.5, _entries(rng, _operand_shape(rng, shape))))
         result = plain(arrays[i], arrays[j], c)
         if result is None or np.abs(result).max(initial=0.0) > LARGEST:
             continue
-        nodes.append(call(nodes[i], nodes[j], c))
+        steps.append((name, call, i, j, c))
         arrays.append(result)
-        record.array(f"node {len(nodes) - 1} = {_operands(name, i, j, c)}: data", nodes[-1].data)
-    loss = nodes[-1].sum() if rng.random() < 0.5 else nodes[-1].mean()
-    nodes.append(loss)
-    for step, action in enumerate(("backward", "backward", "zero_grad", "backward")[:rng.randint(1, 4)]):
-        getattr(loss, action)()
+    mean = rng.random() < 0.5
+
+    def build() -> list:
+        nodes = list(leaves)
+        for _, call, i, j, c in steps:
+            nodes.append(call(nodes[i], nodes[j], c))
+        nodes.append(nodes[-1].mean() if mean else nodes[-1].sum())
+        return nodes
+
+    for round_ in range(rng.randint(1, 3)):
+        nodes = build()
+        for position, (name, _, i, j, c) in enumerate(steps, start=len(leaves)):
+            label = f"round {round_}: node {position} = {_operands(name, i, j, c)}: data"
+            record.array(label, nodes[position].data)
+        nodes[-1].backward()
         for position, node in enumerate(nodes):
-            record.array(f"after step {step} ({action}): node {position} grad", node.grad)
+            record.array(f"after backward {round_}: node {position} grad", node.grad)
+        if rng.random() < 0.5:
+            for leaf in leaves:
+                leaf.grad = np.zeros_like(leaf.data)
 
 
 # Forward mode's operations: the call on Duals, and the value on plain numbers (None outside

@@ -475,6 +475,21 @@ def relu_in_expression(value, a: float, c: float) -> dict:
     return {"data": out.data, "grads": [x.grad, z.grad]}
 
 
+def sigmoid_beside_input(value, x: float) -> dict:
+    """
+    from value import Value
+    x = Value({x})
+    y = x.sigmoid() + x       # x gets a gradient from both terms
+    y.backward()
+    print(y.data, x.grad)
+    """
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = v.sigmoid() + v
+    tape.reverse(y)
+    return {"data": y.data, "grad": v.grad}
+
+
 def sigmoid_values(value, points: list[float]) -> list[dict]:
     """
     from value import Value
