@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import math
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -58,36 +60,91 @@ class Grading:
     source: Path
 
 
+TOP_LEVEL = ("parts", "tolerances", "limits")
+PART_KEYS = ("title", "points", "visibility", "bonus")
+
+
+def _unknown(key: str, known: tuple[str, ...] | list[str]) -> str:
+    """`"key"` with the nearest known name, if one is near, and the names that are known."""
+    near = difflib.get_close_matches(key, known, n=1)
+    hint = f'; did you mean "{near[0]}"?' if near else ""
+    return f'an unknown key "{key}"{hint} (the keys are {", ".join(known)})'
+
+
+def _number(where: str, key: str, value: object, whole: bool = False, above_zero: bool = False) -> float:
+    """A number from grading.toml, as written: an int or a float (not a string, not true or
+    false), finite, and not negative (above 0 where `above_zero`); an int where `whole`."""
+    ok = isinstance(value, int) if whole else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok or not math.isfinite(value) or value < 0 \
+            or (above_zero and value == 0):
+        kind = "a whole number" if whole else "a number"
+        raise ConfigError(f"{where} {key} = {value!r}: write {kind} "
+                          f"{'above 0' if above_zero else 'of at least 0'} here, without quotes")
+    return value
+
+
 def _section(data: dict, name: str, cls: type, path: Path):
     table = data.get(name)
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: add a [{name}] table")
     fields = cls.__dataclass_fields__
-    missing = sorted(set(fields) - set(table))
-    unknown = sorted(set(table) - set(fields))
-    if missing or unknown:
-        raise ConfigError(f"{path}: [{name}] is missing {missing} / has unknown keys {unknown}")
-    return cls(**{key: float(value) if fields[key].type == "float" else int(value)
-                  for key, value in table.items()})
+    for key in table:
+        if key not in fields:
+            raise ConfigError(f"{path}: [{name}] has {_unknown(key, list(fields))}")
+    missing = [key for key in fields if key not in table]
+    if missing:
+        raise ConfigError(f"{path}: [{name}] is missing {', '.join(missing)}; add "
+                          f"{'them' if len(missing) > 1 else 'it'} (the kit's own grading.toml has "
+                          "every key, with a comment saying what it means)")
+    # A tolerance may be 0 (exact); a limit of 0 would fail every scenario.
+    values = {}
+    for key, value in table.items():
+        whole = fields[key].type == "int"
+        checked = _number(f"{path}: [{name}]", key, value, whole=whole, above_zero=name == "limits")
+        values[key] = int(checked) if whole else float(checked)
+    return cls(**values)
+
+
+def _part(path: Path, part_id: str, table: object) -> Part:
+    where = f'{path}: [parts."{part_id}"]'
+    if not isinstance(table, dict):
+        raise ConfigError(f'{where}: write it as a table, with title = "..." and points = N')
+    for key in table:
+        if key not in PART_KEYS:
+            raise ConfigError(f"{where} has {_unknown(key, PART_KEYS)}")
+    for key in ("title", "points"):
+        if key not in table:
+            raise ConfigError(f"{where} has no {key}; add {key} = "
+                              + ('"what the part is"' if key == "title" else "the points it is worth"))
+    title, visibility, bonus = table["title"], table.get("visibility", "visible"), table.get("bonus", False)
+    if not isinstance(title, str) or not title.strip():
+        raise ConfigError(f'{where} title = {title!r}: write the part\'s title in quotes, such as "Dual"')
+    if visibility not in VISIBILITIES:
+        raise ConfigError(f"{where} visibility = {visibility!r}: write one of "
+                          + ", ".join(f'"{v}"' for v in VISIBILITIES))
+    if not isinstance(bonus, bool):
+        raise ConfigError(f"{where} bonus = {bonus!r}: write true or false, without quotes")
+    return Part(id=part_id, title=title, points=_number(where, "points", table["points"]),
+                visibility=visibility, bonus=bonus)
 
 
 def parse(path: Path) -> Grading:
-    """Read and check a grading.toml; every error names the file and the key to fix."""
+    """Read and check a grading.toml; every error names the file, the table and the key to fix."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: not found; the kit needs its grading.toml") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot be read ({error})") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML ({error})") from None
-    parts = {}
-    for part_id, table in data.get("parts", {}).items():
-        try:
-            part = Part(id=part_id, **table)
-        except TypeError as error:
-            raise ConfigError(f"{path}: [parts.\"{part_id}\"]: {error}") from None
-        if part.visibility not in VISIBILITIES:
-            raise ConfigError(f"{path}: [parts.\"{part_id}\"] visibility must be one of {VISIBILITIES}")
-        parts[part_id] = part
+    for key in data:
+        if key not in TOP_LEVEL:
+            raise ConfigError(f"{path}: {_unknown(key, TOP_LEVEL)} at the top level")
+    tables = data.get("parts", {})
+    if not isinstance(tables, dict):
+        raise ConfigError(f'{path}: parts must be tables of their own, [parts."<id>"]')
+    parts = {part_id: _part(path, part_id, table) for part_id, table in tables.items()}
     if not parts:
         raise ConfigError(f"{path}: add at least one [parts.\"<id>\"] table")
     return Grading(parts=parts,

@@ -50,6 +50,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "part(id): the grading.toml part a test belongs to")
     config.stash[OUTCOMES] = []
     config.stash[DESELECTED] = 0
+    submission = config.getoption("--submission")
+    if not submission.is_dir():  # checked once here, not once per test
+        raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "
+                                "holding value.py, tensor.py and dual.py")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -96,9 +100,6 @@ def reference_source(config: pytest.Config, grading: Grading):
 def runner(pytestconfig: pytest.Config):
     grading = grading_of(pytestconfig)
     submission = pytestconfig.getoption("--submission")
-    if not submission.is_dir():
-        raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "
-                                "holding value.py, tensor.py and dual.py")
     runner = pytestconfig.stash[RUNNER] = Runner(submission, reference_source(pytestconfig, grading), grading)
     yield runner
     runner.close()

@@ -39,6 +39,8 @@ def read_regular(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
         try:
             mode = os.lstat(path).st_mode
         except OSError:
+            mode = None
+        if mode is None or stat.S_ISREG(mode):  # gone, or a plain file this user may not read
             raise UnreadableFile(f"{path.name}: cannot be read ({error.strerror})") from None
         raise UnreadableFile(f"{path.name}: {kind_of(mode)}, not a regular file; submit the file "
                              "itself") from None

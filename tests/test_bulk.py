@@ -1,13 +1,17 @@
 """`autograder bulk`: the example class end to end, resuming, interruption, and what feedback shows."""
 
+import base64
 import csv
 import dataclasses
 import fcntl
+import html
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -130,16 +134,63 @@ def test_feedback_exists_for_every_student_and_quotes_no_suite_code(example_run)
             assert f"Feedback for {student}" in text
             assert not [line for line in code if line in text], student
     bob = (example_run / "feedback" / "bob.md").read_text()
-    assert "Came out:" in bob and "To reproduce:" in bob
+    assert "Came out:" in bob and "To reproduce, in Python" in bob
     assert "not a readable zip" in (example_run / "feedback" / "erin.html").read_text()
 
 
-def test_the_summary_shows_the_plots_and_who_met_which_misconception(example_run):
+def test_the_summary_is_one_file_with_its_plots_inside_and_who_met_which_misconception(example_run):
     summary = (example_run / "summary.html").read_text()
-    for image in ("totals.png", "parts.png", "misconceptions.png"):
-        assert f"src='{image}'" in summary
-        assert (example_run / image).read_bytes().startswith(b"\x89PNG")
+    assert "src='data:image/png;base64," in summary
+    images = re.findall(r"src='([^']*)'", summary)
+    assert len(images) == 3 and all(src.startswith("data:image/png;base64,") for src in images)
+    assert all(base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG") for src in images)
+    assert not list(example_run.glob("*.png"))
     assert "tanh-derivative-of-input" in summary and "feedback/carol.html" in summary
+
+
+def test_the_mean_and_the_pass_rates_count_the_students_of_grades_csv(example_run):
+    parts = load().parts
+    with (example_run / "grades.csv").open(newline="") as file:
+        table = list(csv.DictReader(file))
+    summary = (example_run / "summary.html").read_text()
+    mean = statistics.mean(float(row["total"]) for row in table)
+    assert f"mean {mean:.1f}," in summary
+    for part, details in parts.items():
+        rate = sum(float(row[part]) >= details.points for row in table) / len(table)
+        assert f"<td>{part}</td><td>{html.escape(details.title)}</td><td class='n'>{rate:.0%}</td>" in summary
+    assert ("Over the 8 students of grades.csv; the 2 whose submission could not be graded count as 0."
+            in summary)
+
+
+def test_a_submission_that_could_not_be_graded_scores_zero_on_every_part_with_the_reason(example_run):
+    found = rows(example_run)
+    for source in ("erin.zip", "frank"):
+        reason, scores = found[source][5], found[source][7]
+        assert [s[0] for s in scores] == list(load().parts)
+        assert all(points == 0 and messages == reason for _, points, _, messages, _ in scores)
+    erin = (example_run / "feedback" / "erin.md").read_text()
+    assert "This submission could not be graded:** erin.zip: not a readable zip" in erin
+    assert "```" not in erin  # the reason is said once, not once more for every part
+
+
+def test_outdir_holds_only_what_the_readme_lists(example_run):
+    assert sorted(p.name for p in example_run.iterdir()) == [
+        "failures.jsonl", "feedback", "gradebook.sqlite", "grades.csv", "reference", "summary.html"]
+
+
+def test_feedback_headings_name_the_part_once_and_html_shows_code_as_code(example_run):
+    bob_md = (example_run / "feedback" / "bob.md").read_text()
+    headings = [line for line in bob_md.splitlines() if line.startswith("## ")]
+    mul = r"## Value\.\\_\\_mul\\_\\_: the product rule \([\d.]+ / 10\)"
+    assert any(re.fullmatch(mul, heading) for heading in headings)
+    assert not [h for h in headings if "value.mul" in h or "value.training" in h]
+    bob = (example_run / "feedback" / "bob.html").read_text()
+    assert re.search(r"<h2>Value\.__mul__: the product rule \([\d.]+ / 10\)</h2>", bob)
+    assert "<pre><code>" in bob and "x = Value(1.5)\ny = x * 2 + 2 * x" in bob  # the snippet, as a code block
+    for page in (example_run / "feedback").glob("*.html"):
+        assert "`" not in re.sub(r"<style>.*?</style>", "", page.read_text(), flags=re.S), page.name
+    carol = (example_run / "feedback" / "carol.html").read_text()
+    assert re.search(r"<div class='messages'>(?:(?!</div>).)*[^>]<code>", carol, re.S)  # `code` in a message
 
 
 def test_a_second_run_grades_nothing_again(example_run, example_class):
@@ -166,12 +217,16 @@ def test_only_a_changed_submission_is_graded_again_and_force_grades_all(tmp_path
     assert set(submission_ids(out).values()).isdisjoint(second.values())
 
 
-def test_a_second_run_into_the_same_outdir_waits_its_turn(tmp_path):
+def test_a_second_run_into_the_same_outdir_waits_its_turn(tmp_path, capsys):
     klass = dual_only_class(tmp_path / "class", {"una": DUAL})
     (tmp_path / "out").mkdir()
-    with (tmp_path / "out" / "bulk.lock").open("w") as lock:
+    lock = os.open(tmp_path / "out", os.O_RDONLY | os.O_DIRECTORY)  # the run locks OUTDIR itself
+    try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         assert bulk_run(klass, tmp_path / "out") == 2
+    finally:
+        os.close(lock)
+    assert f"another run is writing to {tmp_path / 'out'}" in capsys.readouterr().err
     assert not (tmp_path / "out" / "gradebook.sqlite").exists()
 
 

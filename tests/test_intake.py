@@ -2,6 +2,13 @@
 
 import hashlib
 import io
+import json
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -137,6 +144,19 @@ def test_an_nbgrader_tree_grades_submitted_only(tmp_path):
     assert all(s.files == {"value": VALUE} for s in found)
 
 
+def test_an_nbgrader_course_with_several_assignments_reads_the_one_named(tmp_path):
+    fay = tmp_path / "submitted" / "fay"
+    (fay / "autograd").mkdir(parents=True)
+    (fay / "autograd" / "value.py").write_text(VALUE)
+    (fay / "warmup").mkdir()
+    (fay / "warmup" / "dual.py").write_text("class Dual:\n    pass\n")
+    (tmp_path / "submitted" / "gus" / "warmup").mkdir(parents=True)
+    fay_found, gus_found = intake.collect(tmp_path, assignment="autograd")
+    assert fay_found.files == {"value": VALUE} and fay_found.source == "submitted/fay"
+    assert gus_found.files == {} and "no submission of autograd" in gus_found.reason
+    assert set(intake.collect(tmp_path)[0].files) == {"value", "dual"}  # no assignment named: all of it
+
+
 def test_wrong_case_a_bom_and_windows_line_endings_are_normalised(tmp_path):
     (tmp_path / "hal").mkdir()
     (tmp_path / "hal" / "Value.py").write_bytes(b"\xef\xbb\xbf" + VALUE.replace("\n", "\r\n").encode())
@@ -208,3 +228,306 @@ def test_cells_that_are_not_python_are_left_out_with_a_note(tmp_path):
 def test_a_missing_class_folder_is_an_error_naming_it(tmp_path):
     with pytest.raises(intake.IntakeError, match="nowhere: not a folder"):
         intake.collect(tmp_path / "nowhere")
+
+
+# -- one entry never stops the class ---------------------------------------------------------------
+# Each case is an entry that once made intake or staging raise, or that could: it becomes notes
+# on its own submission, costs only the parts that need the file, and the entries beside it are
+# read as if it were not there.
+
+LONG_SUM = "x = " + "+".join(["1"] * 5000) + "\n"  # ast.parse: RecursionError
+
+
+def raw_notebook(*cells: object, nbformat_version: object = 4) -> str:
+    """A notebook's JSON written by hand, so that a cell can be anything at all."""
+    return json.dumps({"nbformat": nbformat_version, "nbformat_minor": 5, "metadata": {},
+                       "cells": list(cells)})
+
+
+def code(source: object, **extra: object) -> dict:
+    return {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None,
+            **extra}
+
+
+def beside_a_good_one(tmp_path: Path) -> Path:
+    """A class folder holding a correct submission `zed/`, which every case below must leave alone."""
+    (tmp_path / "zed").mkdir()
+    (tmp_path / "zed" / "value.py").write_text(VALUE)
+    return tmp_path
+
+
+def read_with_zed(klass: Path) -> dict[str, intake.Submission]:
+    found = {s.source: s for s in intake.collect(klass)}
+    assert found.pop("zed").files == {"value": VALUE}
+    staged = klass.parent / (klass.name + "-staged")
+    for submission in found.values():  # every submission can be staged, whatever its names held
+        intake.stage(submission, staged / submission.student)
+    return found
+
+
+def test_a_helper_file_too_deep_for_the_parser_is_passed_over(tmp_path):
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "ann" / "value.py").write_text(VALUE)
+    (tmp_path / "ann" / "helper.py").write_text(LONG_SUM)
+    (tmp_path / "ann" / "dual_helper.py").write_text("class Dual:\n    pass\n" + LONG_SUM)
+    ann = one(tmp_path)
+    assert ann.files["value"] == VALUE
+    assert ann.files["dual"].startswith("class Dual")  # routed by its definitions, as a syntax error is
+
+
+def test_cells_of_every_odd_shape_cost_only_themselves(tmp_path):
+    klass = beside_a_good_one(tmp_path)
+    (klass / "bo.ipynb").write_text(raw_notebook(
+        code(5),                                                # a source that is a number
+        code(["import math\n", 7]),                             # a list that is not all text
+        code(LONG_SUM),                                         # too deep for the parser
+        code("x = 1", metadata={"nbgrader": "grade me"}),       # nbgrader metadata that is a string
+        code("y = 2", metadata=["not", "a", "dict"]),
+        7, None, {"cell_type": "code"}, {"source": "z = 3"},   # cells that are not cells
+        code(DUAL.splitlines(keepends=True)),
+        code("label = 'caf\udce9'")))                           # a lone surrogate, as JSON allows
+    bo = read_with_zed(klass)["bo.ipynb"]
+    assert sorted(bo.files) == ["dual"]
+    dual = bo.files["dual"]
+    assert "class Dual" in dual and "x = 1" in dual and "y = 2" in dual and "label = 'caf\ufffd'" in dual
+    assert "bo.ipynb: cell 1 has a source that is not text; left out" in bo.notes
+    assert "bo.ipynb: cell 2 has a source that is not text; left out" in bo.notes
+    assert any(n.startswith("bo.ipynb: cell 3 is not valid Python (or is nested too deep") for n in bo.notes)
+    assert any("cell 11 holds characters that are not valid Unicode" in note for note in bo.notes)
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[" * 100000 + "]" * 100000, "not JSON"),                 # json: RecursionError
+    ('{"nbformat": 4, "cells": [' + "1" * 5000 + "]}", "not JSON"),  # an int too long to read
+    ('{"nbformat": 4, "cells": {"a": 1}}', "no list of cells"),
+    ('["a", "list"]', "no list of cells"),
+    (raw_notebook(code("class Value: pass"), nbformat_version=3), "no list of cells"),  # a v3 that is not one
+])
+def test_a_notebook_that_is_not_one_is_a_note(tmp_path, text, reason):
+    klass = beside_a_good_one(tmp_path)
+    (klass / "cy.ipynb").write_text(text)
+    cy = read_with_zed(klass)["cy.ipynb"]
+    assert cy.files == {}
+    assert f"cy.ipynb: not a readable notebook ({reason})" in cy.reason
+
+
+def test_a_notebook_of_format_3_is_converted(tmp_path):
+    cell = {"cell_type": "code", "input": DUAL, "language": "python", "outputs": [], "metadata": {}}
+    (tmp_path / "old.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+                                                    "worksheets": [{"cells": [cell], "metadata": {}}]}))
+    assert "class Dual" in one(tmp_path).files["dual"]
+
+
+def test_a_large_notebook_is_read_and_one_too_large_is_a_note(tmp_path):
+    picture = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "A" * (3 * 2**20)}}
+    (tmp_path / "big.ipynb").write_text(raw_notebook(code(DUAL, outputs=[picture])))
+    assert one(tmp_path).files["dual"].count("class Dual") == 1  # plots and all: 3 MB
+    (tmp_path / "big.ipynb").write_bytes(b" " * (intake.MAX_NOTEBOOK_BYTES + 1))
+    assert "big.ipynb: larger than" in one(tmp_path).reason
+
+
+def test_names_that_are_not_utf8_or_hold_control_characters_are_read_and_staged(tmp_path):
+    klass = beside_a_good_one(tmp_path)
+    odd = [os.fsencode(klass) + b"/caf\xe9", os.fsencode(klass) + b"/esc\x1b[2J\nall 40 graded [bold]x"]
+    for name in odd:
+        os.mkdir(name)
+        (Path(os.fsdecode(name)) / "value.py").write_text(VALUE)
+    (klass / "zips").mkdir()
+    (klass / "zips" / "w\xe9ird.zip").write_bytes(zipped({"hw/\x1b]8;;http://x\x07value.py": VALUE}))
+    found = read_with_zed(klass)
+    assert sorted(found) == ["caf\\xe9", "esc\x1b[2J\nall 40 graded [bold]x", "zips"]
+    assert found["caf\\xe9"].student == "caf_xe9" and found["caf\\xe9"].files == {"value": VALUE}
+    assert found["esc\x1b[2J\nall 40 graded [bold]x"].student == "esc_2J_all_40_graded_bold_x"
+    assert found["zips"].files == {"value": VALUE}
+
+
+def test_student_ids_are_safe_bounded_and_do_not_collide():
+    assert intake.student_id("José María") == "José_María"
+    long = intake.student_id("a" * 300)
+    assert len(long) <= intake.MAX_ID and long.startswith("a" * 60)
+    assert intake.student_id("???") != intake.student_id("!!!")
+    assert intake.student_id("???").startswith("unnamed-")
+    assert intake.student_id("..") != intake.student_id(".")
+    assert intake.student_id("-2-3") == "-2-3"  # the true id; grades.csv makes it harmless
+
+
+def test_a_name_of_255_bytes_is_staged(tmp_path):
+    klass = beside_a_good_one(tmp_path)
+    (klass / ("n" * 252 + ".py")).write_text(VALUE)
+    (found,) = read_with_zed(klass).values()
+    assert found.files == {"value": VALUE}
+
+
+def test_two_entries_that_read_alike_keep_a_row_each(tmp_path):
+    (tmp_path / "ann_*").mkdir()
+    (tmp_path / "ann_*" / "dual.py").write_text(DUAL)
+    (tmp_path / "ann_12_34_value.py").write_text(VALUE)
+    sources = [s.source for s in intake.collect(tmp_path)]
+    assert len(set(sources)) == 2 and "ann_*" in sources
+
+
+def bomb(total: int) -> bytes:
+    """A zip of a few KB that claims, truthfully, to unpack to `total` bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("value.py", b"#" * total)
+    return buffer.getvalue()
+
+
+def lying(data: bytes, declared: int) -> bytes:
+    """A zip whose central directory declares a smaller size for its one member than it unpacks to."""
+    at = data.index(b"PK\x01\x02")
+    return data[:at + 24] + struct.pack("<I", declared) + data[at + 28:]
+
+
+def test_zip_bombs_and_broken_zips_are_notes(tmp_path):
+    klass = beside_a_good_one(tmp_path)
+    (klass / "big.zip").write_bytes(bomb(intake.MAX_SUBMISSION_BYTES + 1))
+    (klass / "liar.zip").write_bytes(lying(bomb(10 * 2**20), 100))
+    (klass / "many.zip").write_bytes(zipped({f"f{n}.py": "" for n in range(intake.MAX_FILES + 1)}))
+    (klass / "odd.zip").write_bytes(zipped({"/abs/value.py": VALUE, "../../up/dual.py": DUAL,
+                                            "data.csv": "1,2"}))
+    unknown = bytearray(zipped({"value.py": VALUE}))
+    for signature in (b"PK\x03\x04", b"PK\x01\x02"):  # compression method 99 (AES) in both headers
+        at = unknown.index(signature) + (8 if signature == b"PK\x03\x04" else 10)
+        unknown[at:at + 2] = struct.pack("<H", 99)
+    (klass / "method.zip").write_bytes(bytes(unknown))
+    (klass / "nested.zip").write_bytes(zipped({"inner.zip": zipped({"value.py": VALUE})}))
+    found = read_with_zed(klass)
+    assert "big.zip: its .py files and notebooks unpack to more than 50 MB" in found["big.zip"].reason
+    assert "liar.zip: value.py cannot be unpacked (BadZipFile" in found["liar.zip"].reason
+    assert "or 2000 files; not opened" in found["many.zip"].reason
+    assert found["odd.zip"].files == {"value": VALUE, "dual": DUAL}
+    assert "method.zip: value.py cannot be unpacked (NotImplementedError" in found["method.zip"].reason
+    assert "the zip holds no .py file or notebook" in found["nested.zip"].reason  # one level only
+
+
+def test_a_folder_nested_too_deep_or_too_full_is_read_in_part(tmp_path):
+    klass = beside_a_good_one(tmp_path)
+    deep = klass / "deb" / "/".join(["d"] * (intake.MAX_DEPTH + 2))
+    deep.mkdir(parents=True)
+    (deep / "dual.py").write_text(DUAL)
+    (klass / "deb" / "d" / "value.py").write_text(VALUE)
+    (klass / "full").mkdir()
+    for n in range(intake.MAX_FILES + 5):
+        (klass / "full" / f"h{n:04}.py").write_text("")
+    (klass / "full" / "value.py").write_text(VALUE)
+    found = read_with_zed(klass)
+    assert found["deb"].files == {"value": VALUE}
+    assert any(f"folders nested more than {intake.MAX_DEPTH} deep; not read" in n for n in found["deb"].notes)
+    assert "this file and the rest were not read" in " ".join(found["full"].notes)
+    assert len(found["full"].notes) <= intake.MAX_NOTES + 1
+
+
+def test_links_fifos_and_devices_are_notes_naming_the_file(tmp_path):
+    klass = beside_a_good_one(tmp_path)
+    (klass / "eve").mkdir()
+    (klass / "eve" / "value.py").symlink_to(KIT / "solutions" / "value.py")
+    (klass / "eve" / "hw").symlink_to(KIT / "solutions", target_is_directory=True)
+    os.mkfifo(klass / "eve" / "tensor.py")
+    (klass / "eve" / "dual.py").write_text(DUAL)
+    (klass / "top").symlink_to(klass / "eve", target_is_directory=True)
+    os.mkfifo(klass / "pipe.py")
+    if os.geteuid() == 0:
+        os.mknod(klass / "dev.py", 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    found = read_with_zed(klass)
+    eve = found["eve"]
+    assert eve.files == {"dual": DUAL}
+    assert "value.py: a symbolic link; links are not followed, so submit the file itself" in eve.notes
+    assert "hw: a symbolic link; links are not followed, so submit the file itself" in eve.notes
+    assert "tensor.py: a named pipe (FIFO), not a regular file; submit the file itself" in eve.notes
+    assert "top: a symbolic link; links are not followed" in found["top"].reason
+    assert "a named pipe (FIFO)" in found["pipe.py"].reason
+    if os.geteuid() == 0:
+        assert "dev.py: a character device, not a regular file" in found["dev.py"].reason
+
+
+@pytest.mark.skipif(not shutil.which("setpriv") and os.geteuid() == 0, reason="needs setpriv to read as root")
+def test_a_file_or_folder_that_may_not_be_read_is_a_note(tmp_path):
+    klass = beside_a_good_one(tmp_path)
+    (klass / "fay" / "hw").mkdir(parents=True)
+    (klass / "fay" / "value.py").write_text(VALUE)
+    (klass / "fay" / "dual.py").write_text(DUAL)
+    (klass / "fay" / "value.py").chmod(0)
+    (klass / "fay" / "hw").chmod(0)
+    (klass / "shut").mkdir()
+    (klass / "shut").chmod(0)
+    # Root reads everything; without the two capabilities that let it, it is refused as anyone is.
+    lessened = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    script = ("import json, sys; from pathlib import Path; from autograder.staff import intake\n"
+              "found = intake.collect(Path(sys.argv[1]))\n"
+              "print(json.dumps({s.source: [sorted(s.files), s.notes] for s in found}))")
+    done = subprocess.run([*lessened, sys.executable, "-c", script, str(klass)], cwd=KIT, capture_output=True,
+                          text=True, check=True)
+    found = json.loads(done.stdout)
+    assert found["zed"][0] == ["value"]
+    assert found["fay"] == [["dual"], ["fay/hw: the folder cannot be read (Permission denied); nothing in it "
+                                       "was graded", "value.py: cannot be read (Permission denied)",
+                                       "value.py: not found in the submission; its parts score zero",
+                                       "tensor.py: not found in the submission; its parts score zero"]]
+    assert found["shut"][1] == ["shut: the folder cannot be read (Permission denied); nothing in it was "
+                                "graded"]
+
+
+def test_entries_that_vanish_while_they_are_read_are_notes(tmp_path, monkeypatch):
+    klass = beside_a_good_one(tmp_path)
+    (klass / "gus").mkdir()
+    (klass / "gus" / "value.py").write_text(VALUE)
+    (klass / "gus" / "dual.py").write_text(DUAL)
+    (klass / "gone").mkdir()
+    (klass / "gone.py").write_text(VALUE)
+    real = intake.read_regular
+
+    def vanishing(path: Path, limit: int) -> bytes:  # the file is removed between listing and reading
+        if path.name in ("value.py", "gone.py") and path.parent.name != "zed":
+            path.unlink()
+        return real(path, limit)
+
+    real_scandir = os.scandir
+
+    def scandir(path):  # so is a folder, between the class's listing and its own
+        if Path(path) == klass / "gone":
+            Path(path).rmdir()
+        return real_scandir(path)
+
+    monkeypatch.setattr(intake, "read_regular", vanishing)
+    monkeypatch.setattr(intake.os, "scandir", scandir)
+    found = read_with_zed(klass)
+    assert found["gus"].files == {"dual": DUAL}
+    assert "value.py: cannot be read (No such file or directory)" in found["gus"].notes
+    assert "gone.py: cannot be read (No such file or directory)" in found["gone.py"].reason
+    assert "gone: the folder cannot be read (No such file or directory)" in found["gone"].reason
+
+
+def test_an_entry_gone_between_the_listing_and_its_reading_is_a_note(tmp_path, monkeypatch):
+    klass = beside_a_good_one(tmp_path)
+    real = intake.listing
+    monkeypatch.setattr(intake, "listing", lambda folder: [*real(folder), folder / "ivan"])
+    ivan = read_with_zed(klass)["ivan"]
+    assert ivan.reason == "ivan: gone while the class folder was read; run the command again"
+
+
+def test_whatever_else_goes_wrong_in_one_entry_is_that_entrys_reason(tmp_path, monkeypatch):
+    klass = beside_a_good_one(tmp_path)
+    (klass / "hal").mkdir()
+    (klass / "hal" / "value.py").write_text("class Value:\n    broken = True\n")
+    real = intake.decode
+
+    def failing(item, submission):
+        if b"broken" in item.data:
+            raise MemoryError
+        return real(item, submission)
+
+    monkeypatch.setattr(intake, "decode", failing)
+    hal = read_with_zed(klass)["hal"]
+    assert hal.files == {}
+    assert hal.reason.startswith("hal: could not be read (MemoryError); look at it by hand")
+
+
+def test_a_class_folder_that_may_not_be_listed_is_an_error_naming_it(tmp_path, monkeypatch):
+    def refused(path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(intake.os, "listdir", refused)
+    with pytest.raises(intake.IntakeError, match="cannot be read \\(Permission denied\\); give the user"):
+        intake.collect(tmp_path)

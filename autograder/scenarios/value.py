@@ -12,6 +12,11 @@ that dL/dout = 3. Operands are leaves, values computed from leaves (so that a ru
 attaches itself to the wrong node, or names the wrong parents, shows), and values used twice.
 A scenario with several cases catches an exception per case, so the message can show the
 very case that raised.
+
+The operation and value.backward scenarios also draw the graph they built (`Recorder`),
+naming its values as their snippets do, in a request that asks for it: the reference's
+always, a submission's for a scenario it failed, so that its message can show where in the
+graph the gradients first differ (autograder/graphs.py).
 """
 
 from __future__ import annotations
@@ -560,6 +565,21 @@ def relu_in_expression(value, a: float, c: float) -> dict:
         out = (x - z).relu() + x ** 2 + (z - x).relu()
     tape.reverse(out, a=x, c=z, L=out)
     return {"data": out.data, "grads": [x.grad, z.grad]}
+
+
+def sigmoid_beside_input(value, x: float) -> dict:
+    """
+    from value import Value
+    x = Value({x})
+    y = x.sigmoid() + x       # x gets a gradient from both terms
+    y.backward()
+    print(y.data, x.grad)
+    """
+    with Tape(value) as tape:
+        v = value.Value(x)
+        y = v.sigmoid() + v
+    tape.reverse(y, x=v, y=y)
+    return {"data": y.data, "grad": v.grad}
 
 
 def sigmoid_values(value, points: list[float]) -> list[dict]:

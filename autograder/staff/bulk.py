@@ -20,23 +20,26 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from .. import sandbox
-from ..config import GRADING_TOML, KIT_ROOT, Grading, Limits, load
+from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
 from ..runner import SealedReference, time_limit
 from . import intake, reports
+from .escape import printable
 from .gradebook import Entry, Gradebook, Score
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
@@ -62,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "nbgrader download)")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
                         help="where the gradebook, grades.csv, feedback/ and summary.html go")
-    parser.add_argument("--jobs", type=int, default=cores(), metavar="N",
+    parser.add_argument("--jobs", type=job_count, default=cores(), metavar="N",
                         help=f"submissions graded at once (default: the number of cores, {cores()})")
     parser.add_argument("--force", action="store_true",
                         help="grade every submission again, even those already in the gradebook")
@@ -70,6 +73,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="then autograde the submissions in nbgrader, with the kit's grades, "
                              "into this gradebook (e.g. sqlite:////course/gradebook.db); needs --assignment")
     parser.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment the scores are for")
+
+
+def job_count(text: str) -> int:
+    """--jobs: a whole number of at least 1."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1, such as "
+                                         f"--jobs {cores()} (the number of cores)")
+    return count
 
 
 def cores() -> int:
@@ -272,91 +287,211 @@ def staging_name(source: str) -> str:
     return f"{intake.student_id(source)}-{hashlib.sha1(source.encode()).hexdigest()[:6]}"
 
 
+@dataclass
+class Tally:
+    """How far this run got, for the line that ends it however it ends."""
+
+    phase: str = "reading the class folder"
+    todo: int = 0
+    done: int = 0
+    left: dict[str, intake.Submission] = field(default_factory=dict)  # to grade, not yet recorded
+
+
+def with_zeros(entry: Entry, grading: Grading) -> Entry:
+    """A submission that could not be graded scores zero on every part, with the reason."""
+    if entry.status == "failed" and not entry.scores:
+        entry.scores = [Score(part=part.id, points=0.0, max=float(part.points), messages=entry.reason)
+                        for part in grading.parts.values()]
+    return entry
+
+
+def say(console: Console, message: str, style: str | None = None) -> None:
+    """One line, whatever names it holds: control characters escaped, no markup, never wrapped."""
+    console.print(Text(printable(message), style=style or ""), soft_wrap=True)
+
+
+def stage_all(todo: list[intake.Submission], staging: Path, version: str) -> tuple[list[Job], list[Entry]]:
+    """Each gradable submission's files in a folder of its own; what cannot be staged is an entry."""
+    jobs, failed = [], []
+    for submission in todo:
+        if not submission.files:
+            failed.append(entry_for(submission, version, seconds=0.0, status="failed",
+                                    reason=submission.reason))
+            continue
+        folder = staging / staging_name(submission.source)
+        try:
+            intake.stage(submission, folder)
+        except (OSError, UnicodeError) as error:
+            failed.append(entry_for(submission, version, seconds=0.0, status="failed",
+                                    reason=f"its files could not be written for grading ({error})"))
+            continue
+        jobs.append(Job(submission, folder))
+    return jobs, failed
+
+
 def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, version: str, out: Path,
-              workers: int, console: Console) -> None:
+              workers: int, console: Console, tally: Tally) -> None:
     """Grade the submissions in parallel and record each one as soon as it is done."""
-    jobs = [Job(s, out / "staging" / staging_name(s.source)) for s in todo if s.files]
+    for scratch in (out / "work", out / "staging"):
+        shutil.rmtree(scratch, ignore_errors=True)  # what an interrupted run left behind
+    (out / "work").mkdir()
+    tally.phase, tally.todo, tally.left = "staging the submissions", len(todo), {s.source: s for s in todo}
+    jobs, unreadable = stage_all(todo, out / "staging", version)
+    tally.phase = "sealing the reference's answers"
     reference = sealed_reference(out, version) if jobs else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
-    shutil.rmtree(out / "work", ignore_errors=True)  # what an interrupted run left behind
-    (out / "work").mkdir()
+    tally.phase = "grading"
     processes = Processes()
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("time left"), TimeRemainingColumn())
-    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    pool = ThreadPoolExecutor(max_workers=workers)
     try:
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("grading", total=len(todo), failed=0)
             futures = [pool.submit(grade, job, reference, cap, version, out, processes) for job in jobs]
-            unreadable = [entry_for(s, version, seconds=0.0, status="failed", reason=s.reason)
-                          for s in todo if not s.files]
             failed = 0
             for entry in itertools.chain(unreadable, (f.result() for f in as_completed(futures))):
-                book.record(entry)
+                book.record(with_zeros(entry, grading))
+                tally.done += 1
+                tally.left.pop(entry.source, None)
                 if entry.status == "failed":
                     failed += 1
-                    progress.console.print(f"[red]failed[/red] {entry.source}: {entry.reason}")
+                    say(progress.console, f"failed {entry.source}: {entry.reason}", style="red")
                 progress.update(task, advance=1, failed=failed)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        processes.stop_all()
+        with ignoring_interrupts():  # a second Ctrl-C must not leave a grading running
+            processes.stop_all()
         raise
     finally:
         pool.shutdown(wait=True)
-        shutil.rmtree(out / "work", ignore_errors=True)
+        for scratch in (out / "work", out / "staging"):
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def ignoring_interrupts():
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
+    console = Console(stderr=True, markup=False, emoji=False, highlight=False)
+    tally = Tally()
+    try:
+        return checked_run(args, console, tally)
+    except KeyboardInterrupt:
+        say(console, f"autograder bulk: {interrupted(args, tally)}")
+        return 130
+
+
+def checked_run(args: argparse.Namespace, console: Console, tally: Tally) -> int:
+    """Check what the user gave, then grade; every mistake is one line saying what to do."""
+    # Every path is the user's, taken from where they stand: the grading runs in the kit's folder.
+    args.submissions, args.output = args.submissions.absolute(), args.output.absolute()
     out: Path = args.output
     if bool(args.nbgrader_db) != bool(args.assignment):
-        console.print("autograder bulk: --nbgrader-db and --assignment go together; give both or neither")
-        return 2
+        return refuse(console, "--nbgrader-db and --assignment go together; give both or neither")
+    if out.exists() and not out.is_dir():
+        return refuse(console, f"-o {out}: a file, not a folder; give -o a folder (it is made if it "
+                               "does not exist)")
+    if out.resolve() == args.submissions.resolve():
+        return refuse(console, f"-o {out}: the class folder itself; give -o a folder of its own")
     try:
         grading = load()
-        submissions = intake.collect(args.submissions, ignore=out)
-    except (intake.IntakeError, OSError) as error:
-        console.print(f"autograder bulk: {error}")
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "bulk.lock").open("w") as lock:
-        try:
-            # Released when this process ends, however it ends: two runs would share one gradebook.
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            console.print(f"autograder bulk: another run is writing to {out}; wait for it or choose "
-                          "another -o")
-            return 2
-        return grade_class(args, submissions, grading, console)
+        submissions = intake.collect(args.submissions, ignore=out, assignment=args.assignment)
+    except (ConfigError, intake.IntakeError) as error:
+        return refuse(console, str(error))
+    if not submissions:
+        return refuse(console, f"{args.submissions}: no submissions found (it is empty, or holds only "
+                               "hidden files); point autograder bulk at the folder with one entry per "
+                               "student")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        lock = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        return refuse(console, f"-o {out}: cannot be made or opened ({error.strerror}); give -o a folder "
+                               "you may write to")
+    try:
+        # Released when this process ends, however it ends: two runs would share one gradebook.
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        return refuse(console, f"another run is writing to {out}; wait for it or choose another -o")
+    try:
+        return grade_class(args, submissions, grading, console, tally)
+    finally:
+        os.close(lock)
+
+
+def refuse(console: Console, message: str) -> int:
+    say(console, f"autograder bulk: {message}")
+    return 2
+
+
+def interrupted(args: argparse.Namespace, tally: Tally) -> str:
+    """What an interrupted run did and what to do next, counted from what this run finished."""
+    if tally.phase == "writing the reports":
+        return ("interrupted while writing the reports; every grade is in the gradebook: run the same "
+                "command again to write grades.csv, feedback/ and summary.html (nothing is graded twice)")
+    if not tally.todo:
+        return (f"interrupted while {tally.phase}; nothing was graded: run the same command again to grade "
+                "the class")
+    head = (f"interrupted while {tally.phase}: {tally.done} of the {tally.todo} submissions this run set "
+            "out to grade were graded and are in the gradebook")
+    if not args.force:
+        return f"{head}; run the same command again to grade the other {tally.todo - tally.done}"
+    try:
+        book = Gradebook(args.output / "gradebook.sqlite")
+        version = grader_version()
+        without = sum(book.graded_with(s.source) != (s.content_hash, version) for s in tally.left.values())
+        book.close()
+    except Exception:  # noqa: BLE001 - the message is the last thing this run does
+        without = len(tally.left)
+    kept = len(tally.left) - without
+    return (f"{head}; of the other {len(tally.left)}, {kept} keep the grade an earlier run gave them "
+            f"with this grader and {without} have none: run the command again without --force to grade "
+            f"{'those' if without else 'nothing and write the reports'}")
 
 
 def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], grading: Grading,
-                console: Console) -> int:
-    """Stage, grade what is new or changed, and write the reports; the exit status."""
+                console: Console, tally: Tally) -> int:
+    """Grade what is new or changed, and write the reports; the exit status."""
     out: Path = args.output
-    shutil.rmtree(out / "staging", ignore_errors=True)
-    for submission in submissions:
-        intake.stage(submission, out / "staging" / staging_name(submission.source))
+    tally.phase = "opening the gradebook"
     version = grader_version()
-    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        book = Gradebook(out / "gradebook.sqlite")
+    except sqlite3.Error as error:
+        return refuse(console, f"{out / 'gradebook.sqlite'}: not a gradebook this kit can read ({error}); "
+                               "move it away, or give -o a folder of its own")
     try:
         for source in book.forget_all_but({s.source for s in submissions}):
-            console.print(f"{source}: no longer in {args.submissions}; removed from the gradebook")
+            say(console, f"{source}: no longer in {args.submissions}; removed from the gradebook")
         todo = [s for s in submissions
                 if args.force or book.graded_with(s.source) != (s.content_hash, version)]
         if todo:
-            grade_all(todo, book, grading, version, out, args.jobs, console)
+            grade_all(todo, book, grading, version, out, args.jobs, console, tally)
         entries = book.entries()
     except BulkError as error:
-        console.print(f"autograder bulk: {error}")
-        return 2
-    except KeyboardInterrupt:
-        console.print(f"interrupted: {len(book.entries())} of {len(submissions)} submissions are in the "
-                      "gradebook; run the same command again to grade the rest")
-        return 130
+        return refuse(console, str(error))
+    except sqlite3.Error as error:  # a full disk, most likely; each submission recorded is whole
+        return refuse(console, f"{out / 'gradebook.sqlite'}: could not be written ({error}); what is in "
+                               "it is whole: make room, then run the same command again to grade the rest")
     finally:
         book.close()
-    reports.write_all(out, entries, grading)
+    tally.phase = "writing the reports"
+    try:
+        reports.write_all(out, entries, grading)
+    except OSError as error:
+        return refuse(console, f"the reports could not be written into {out} ({error}); every grade is in "
+                               "the gradebook: make room or fix the folder, then run the same command again")
     if args.nbgrader_db:
         try:
             from . import notebooks  # nbgrader is a staff extra
@@ -375,7 +510,8 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         for problem in problems:
             console.print(f"[red]nbgrader[/red] {problem}")
     failed = sum(e.status == "failed" for e in entries)
-    console.print(f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
-                  f"unchanged since the last run, {failed} failed (see {out / 'failures.jsonl'}); "
-                  f"grades in {out / 'grades.csv'}, class summary in {out / 'summary.html'}")
+    say(console, f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
+                 f"unchanged since the last run, {failed} could not be graded (see "
+                 f"{out / 'failures.jsonl'}); grades in {out / 'grades.csv'}, class summary in "
+                 f"{out / 'summary.html'}")
     return 0

@@ -14,6 +14,14 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return dispatch(argv)
+    except KeyboardInterrupt:  # each command says what it finished; this is for the moments before
+        print("autograder: interrupted", file=sys.stderr)
+        return 130
+
+
+def dispatch(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="autograder", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     modules = {}

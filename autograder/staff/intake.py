@@ -6,6 +6,10 @@ is an nbgrader course folder whose `submitted/<student>/<assignment>/` tree hold
 entry becomes one `Submission`, with the normalised text of its engine files (`value.py`,
 `tensor.py`, `dual.py`) and notes saying what was chosen, rejected or missing. Intake only
 reads the input; `stage` writes a submission's files into a folder of the grader's own.
+
+Nothing in one entry can stop the others: every file is read through `read_regular` (a
+link, a FIFO or a device becomes a note), every size, depth and count is bounded, and an
+entry that still makes intake fail becomes a submission with no files and the reason.
 """
 
 from __future__ import annotations
@@ -14,12 +18,17 @@ import ast
 import hashlib
 import io
 import json
+import os
 import re
+import unicodedata
+import warnings
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import nbformat
+from ..submission import UnreadableFile, read_regular
+from .escape import SURROGATE, clean, printable
 
 ENGINES = ("value", "tensor", "dual")
 # The names a module must define to be taken for an engine file.
@@ -33,9 +42,17 @@ LMS_FILE = re.compile(r"^(?P<student>[a-z]+)_(?:late_)?(?P<user>\d+)_(?P<attempt
 FUTURE_IMPORT = re.compile(r"^from __future__ import .+$", re.MULTILINE)
 MOVED_UP = r"# \g<0>  (moved to the top)"
 SKIPPED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
-MAX_FILE_BYTES = 2 * 1024 * 1024
-MAX_SUBMISSION_BYTES = 50 * 1024 * 1024
-MAX_FILES = 2000
+READ = (".py", ".ipynb", ".zip")  # the files intake opens; every other file is passed over
+MAX_FILE_BYTES = 2 * 1024 * 1024  # a .py file
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024  # a notebook, whose outputs (plots) are thrown away
+MAX_SUBMISSION_BYTES = 50 * 1024 * 1024  # a zip, what it unpacks to, and all of one submission
+MAX_FILES = 2000  # files read from one submission
+MAX_ENTRIES = 20000  # names looked at in one submission's folders
+MAX_DEPTH = 12  # folders inside a submission
+MAX_NOTES = 40
+MAX_ID = 80  # characters of a student id
+# What ast.parse raises for source it cannot turn into a tree; only the first is a real syntax error.
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 class IntakeError(Exception):
@@ -51,6 +68,12 @@ class Submission:
     format: str
     files: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(clean(text))
+        elif len(self.notes) == MAX_NOTES:
+            self.notes.append(f"more than {MAX_NOTES} notes; the rest are left out")
 
     @property
     def reason(self) -> str:
@@ -75,120 +98,306 @@ class Item:
 
 # -- the class folder --------------------------------------------------------------------------
 
-def collect(folder: Path, ignore: Path | None = None) -> list[Submission]:
+def collect(folder: Path, ignore: Path | None = None, assignment: str | None = None) -> list[Submission]:
     """Every submission in a class folder, in a stable order; `ignore` (the grader's own output
-    folder, should it sit inside the class folder) is not one."""
+    folder, should it sit inside the class folder) is not one. In an nbgrader course, only
+    `submitted/<student>/<assignment>/` is read where an assignment is named."""
     if not folder.is_dir():
         raise IntakeError(f"{folder}: not a folder; point `autograder bulk` at the folder holding "
                           "the submissions (unzip an LMS download first)")
     submitted = folder / "submitted"
-    if submitted.is_dir():
-        return [read_folder(student, f"submitted/{student.name}", "nbgrader")
-                for student in visible_entries(submitted)]
+    if submitted.is_dir() and not submitted.is_symlink():
+        return unique([guarded(lambda e=entry: read_student(e, assignment), f"submitted/{clean(entry.name)}",
+                               entry.name, "nbgrader") for entry in listing(submitted)])
+    ignored = ignore.name if ignore is not None and same_folder(ignore.parent, folder) else None
     submissions, lms_groups = [], {}
-    for entry in visible_entries(folder):
-        if ignore is not None and entry.resolve() == ignore.resolve():
+    for entry in listing(folder):
+        if entry.name == ignored:
             continue
         match = LMS_FILE.match(entry.name)
-        if entry.is_file() and match:
+        if match and entry.is_file():
             lms_groups.setdefault(match["student"].lower(), []).append(entry)
-        elif entry.is_dir():
-            submissions.append(read_folder(entry, entry.name, "folder"))
         else:
-            submissions.append(read_entry(entry))
+            submissions.append(guarded(lambda e=entry: read_entry(e), clean(entry.name), entry.name,
+                                       "unknown"))
     for student, entries in lms_groups.items():
-        submission = Submission(f"{student}_*", student_id(student), "lms")
-        items = [read_file(e, LMS_FILE.match(e.name)["file"], submission) for e in entries]
-        resolve(submission, expand_zips([i for i in items if i], submission))
-        submissions.append(submission)
+        submissions.append(guarded(lambda s=student, e=entries: read_lms(s, e), f"{student}_*", student,
+                                   "lms"))
+    return unique(submissions)
+
+
+def read_student(folder: Path, assignment: str | None) -> Submission:
+    """One student of an nbgrader course: their folder, or its `assignment` folder alone."""
+    source = f"submitted/{clean(folder.name)}"
+    if assignment is None:
+        return read_folder(folder, source, "nbgrader")
+    chosen = folder / assignment
+    if not chosen.is_dir() or chosen.is_symlink():
+        submission = Submission(source, student_id(folder.name), "nbgrader")
+        submission.note(f"{source}: no submission of {assignment} (no folder {clean(assignment)}/)")
+        return submission
+    submission = read_folder(chosen, source, "nbgrader")
+    submission.student = student_id(folder.name)
+    return submission
+
+
+def listing(folder: Path) -> list[Path]:
+    """The entries of the class folder, hidden ones and a Mac's debris left out."""
+    try:
+        names = os.listdir(folder)
+    except OSError as error:
+        raise IntakeError(f"{folder}: cannot be read ({error.strerror}); give the user running "
+                          "`autograder bulk` read access to it") from None
+    return [folder / name for name in sorted(names) if not name.startswith(".") and name not in SKIPPED_PARTS]
+
+
+def same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def guarded(read: Callable[[], Submission], source: str, name: str, kind: str) -> Submission:
+    """What `read` finds in one entry; if reading it fails, a submission with no files and the reason."""
+    try:
+        return read()
+    except Exception as error:  # noqa: BLE001 - one entry, whatever it holds, never stops the class
+        submission = Submission(source, student_id(name), kind)
+        detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        submission.note(f"{source}: could not be read ({detail[:300]}); look at it by hand, or ask "
+                        "for a new copy")
+        return submission
+
+
+def unique(submissions: list[Submission]) -> list[Submission]:
+    """By source, each source once: two names that read the same (say, an LMS group `ann_*` and a
+    folder named so) are told apart, so that neither replaces the other in the gradebook."""
+    seen: set[str] = set()
+    for submission in sorted(submissions, key=lambda s: s.source):
+        base, number = submission.source, 1
+        while submission.source in seen:
+            number += 1
+            submission.source = f"{base} ({number})"
+        seen.add(submission.source)
     return sorted(submissions, key=lambda s: s.source)
 
 
-def visible_entries(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir()
-                  if not p.name.startswith(".") and p.name not in SKIPPED_PARTS and not p.is_symlink())
-
-
 def student_id(name: str) -> str:
-    """A name safe as a file name and a CSV cell."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
+    """A name safe as a file name and a CSV cell: letters of any script, digits, `.`, `_` and `-`.
+    A name with nothing safe in it, or a very long one, keeps a hash of itself, so that two
+    students never share an id by accident."""
+    name = unicodedata.normalize("NFC", clean(name))
+    safe = re.sub(r"[^\w.-]+", "_", name).strip("._")
+    if not safe or len(safe) > MAX_ID:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+        safe = f"{safe[:MAX_ID - 9].rstrip('._') or 'unnamed'}-{digest}"
+    return safe
+
+
+def read_entry(path: Path) -> Submission:
+    """A folder, a zip, a notebook, a single .py file, or something that is none of these."""
+    name = clean(path.name)
+    if not os.path.lexists(path):
+        submission = Submission(name, student_id(path.name), "unknown")
+        submission.note(f"{name}: gone while the class folder was read; run the command again")
+        return submission
+    if path.is_symlink():
+        submission = Submission(name, student_id(path.name), "link")
+        submission.note(f"{name}: a symbolic link; links are not followed, so put the submission "
+                        "itself in the class folder")
+        return submission
+    if path.is_dir():
+        return read_folder(path, name, "folder")
+    suffix = path.suffix.lower()
+    kind = {".zip": "zip", ".ipynb": "notebook", ".py": "file"}.get(suffix)
+    submission = Submission(name, student_id(path.stem), kind or "unknown")
+    if kind is None:
+        submission.note(f"{name}: not a folder, zip, notebook or .py file; nothing in it can be graded")
+        return submission
+    reader = Reader(submission)
+    reader.resolve([item for item in [reader.read(path, PurePosixPath(name))] if item])
+    return submission
+
+
+def read_lms(student: str, entries: list[Path]) -> Submission:
+    submission = Submission(f"{student}_*", student_id(student), "lms")
+    reader = Reader(submission)
+    items = [reader.read(e, PurePosixPath(clean(LMS_FILE.match(e.name)["file"]))) for e in entries]
+    reader.resolve([item for item in items if item])
+    return submission
 
 
 def read_folder(folder: Path, source: str, kind: str) -> Submission:
     submission = Submission(source, student_id(folder.name), kind)
-    files = [path for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()
-             and not skipped(PurePosixPath(path.relative_to(folder).as_posix()))]
-    if not files:
-        submission.notes.append(f"{source}: the folder is empty")
-    if len(files) > MAX_FILES:
-        submission.notes.append(f"{source}: more than {MAX_FILES} files; only the first were read")
-    items = [read_file(path, path.relative_to(folder).as_posix(), submission) for path in files[:MAX_FILES]
-             if path.suffix.lower() in (".py", ".ipynb", ".zip")]
-    resolve(submission, expand_zips([i for i in items if i], submission))
-    return submission
-
-
-def read_file(path: Path, inside: str, submission: Submission) -> Item | None:
-    """A file's bytes, unless it is too large to be anyone's source."""
-    limit = MAX_SUBMISSION_BYTES if path.suffix.lower() == ".zip" else MAX_FILE_BYTES
-    if path.stat().st_size > limit:
-        submission.notes.append(f"{inside}: larger than {limit // 2**20} MB; not read")
-        return None
-    return Item(PurePosixPath(inside), path.read_bytes())
-
-
-def read_entry(path: Path) -> Submission:
-    """A zip, a notebook, a single .py file, or something that is none of these."""
-    kind = {".zip": "zip", ".ipynb": "notebook", ".py": "file"}.get(path.suffix.lower())
-    submission = Submission(path.name, student_id(path.stem), kind or "unknown")
-    if kind is None:
-        submission.notes.append(f"{path.name}: not a folder, zip, notebook or .py file; "
-                                "nothing in it can be graded")
+    if folder.is_symlink() or not folder.is_dir():
+        submission.note(f"{source}: not a folder; each student's submission should be a folder here")
         return submission
-    item = read_file(path, path.name, submission)
-    resolve(submission, expand_zips([item] if item else [], submission))
+    reader = Reader(submission)
+    found = reader.files_in(folder, source)
+    reader.resolve([item for item in (reader.read(path, inside) for path, inside in found) if item])
     return submission
 
 
 def skipped(path: PurePosixPath) -> bool:
-    return any(part in SKIPPED_PARTS or part.startswith(".") for part in path.parts)
+    """Hidden files and folders, and the debris of Macs, Python and Jupyter. (A zip's `../` is
+    no hidden folder: member names are never used as paths.)"""
+    return any(part in SKIPPED_PARTS or (part.startswith(".") and part != "..") for part in path.parts)
 
 
-def expand_zips(items: list[Item], submission: Submission) -> list[Item]:
-    """Replace each zip by the files inside it (one level: a zip in a zip is not opened)."""
-    expanded = []
-    for item in items:
-        if item.path.suffix.lower() == ".zip":
-            expanded += unzip(item, submission)
-        else:
-            expanded.append(item)
-    return expanded
+def limit_for(path: PurePosixPath) -> int:
+    limits = {".zip": MAX_SUBMISSION_BYTES, ".ipynb": MAX_NOTEBOOK_BYTES}
+    return limits.get(path.suffix.lower(), MAX_FILE_BYTES)
 
 
-def unzip(item: Item, submission: Submission) -> list[Item]:
-    try:
-        with zipfile.ZipFile(io.BytesIO(item.data)) as archive:
-            members = [m for m in archive.infolist() if not m.is_dir()]
-            if sum(m.file_size for m in members) > MAX_SUBMISSION_BYTES or len(members) > MAX_FILES:
-                submission.notes.append(f"{item.path}: unpacks to more than "
-                                        f"{MAX_SUBMISSION_BYTES // 2**20} MB or {MAX_FILES} files; "
-                                        "not opened")
+class Reader:
+    """Reads one submission's files, within its limits; what it cannot read becomes a note."""
+
+    def __init__(self, submission: Submission) -> None:
+        self.submission = submission
+        self.left = MAX_SUBMISSION_BYTES  # bytes this submission may still bring in
+        self.files = 0
+        self.full = False
+
+    def note(self, text: str) -> None:
+        self.submission.note(text)
+
+    def files_in(self, folder: Path, source: str) -> list[tuple[Path, PurePosixPath]]:
+        """The files in a submission's folder that intake opens, by their path inside it; links
+        are not followed, and a folder that cannot be listed is a note."""
+        found, looked = [], 0
+        top = PurePosixPath()
+        pending = [(folder, top)]
+        while pending:
+            directory, inside = pending.pop()
+            try:
+                with os.scandir(directory) as scan:
+                    entries = sorted(scan, key=lambda entry: entry.name)
+            except OSError as error:
+                where = source if inside == top else f"{source}/{inside}"
+                self.note(f"{where}: the folder cannot be read ({error.strerror}); nothing in it was graded")
+                continue
+            if inside == top and not entries:
+                self.note(f"{source}: the folder is empty")
+            for entry in entries:
+                looked += 1
+                if looked > MAX_ENTRIES:
+                    self.note(f"{source}: more than {MAX_ENTRIES} files and folders; only the first "
+                              "were looked at")
+                    return sorted(found, key=lambda f: f[1])
+                relative = inside / clean(entry.name)
+                if skipped(relative):
+                    continue
+                if entry.is_symlink():
+                    if relative.suffix.lower() in READ or entry.is_dir():
+                        self.note(f"{relative}: a symbolic link; links are not followed, so submit "
+                                  "the file itself")
+                elif entry.is_dir(follow_symlinks=False):
+                    if len(relative.parts) > MAX_DEPTH:
+                        self.note(f"{relative}: folders nested more than {MAX_DEPTH} deep; not read")
+                    else:
+                        pending.append((Path(entry.path), relative))
+                elif relative.suffix.lower() in READ:
+                    found.append((Path(entry.path), relative))
+        return sorted(found, key=lambda f: f[1])
+
+    def read(self, path: Path, inside: PurePosixPath) -> Item | None:
+        """A file's bytes (a FIFO, device or link is a note), unless the submission is over its limits."""
+        if self.files >= MAX_FILES or self.left <= 0:
+            if not self.full:
+                self.full = True
+                self.note(f"{inside}: the submission holds more than {MAX_FILES} files or "
+                          f"{MAX_SUBMISSION_BYTES // 2**20} MB; this file and the rest were not read")
+            return None
+        try:
+            data = read_regular(path, limit_for(inside))
+        except UnreadableFile as error:
+            self.note(f"{inside}: {str(error).removeprefix(f'{path.name}: ')}")
+            return None
+        self.files += 1
+        self.left -= len(data)
+        return Item(inside, data)
+
+    def expand_zips(self, items: list[Item]) -> list[Item]:
+        """Replace each zip by the files inside it (one level: a zip in a zip is not opened)."""
+        expanded = []
+        for item in items:
+            if item.path.suffix.lower() == ".zip":
+                expanded += self.unzip(item)
+            else:
+                expanded.append(item)
+        return expanded
+
+    def unzip(self, item: Item) -> list[Item]:
+        try:
+            archive = zipfile.ZipFile(io.BytesIO(item.data))
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as error:
+            self.note(f"{item.path}: not a readable zip file ({error}); ask for a new copy")
+            return []
+        with archive:
+            named = [(m, PurePosixPath(clean(m.filename.replace("\\", "/")))) for m in archive.infolist()]
+            members = [(m, inside) for m, inside in named if not m.is_dir() and not skipped(inside)
+                       and inside.suffix.lower() in (".py", ".ipynb")]
+            if sum(m.file_size for m, _ in members) > MAX_SUBMISSION_BYTES or len(members) > MAX_FILES:
+                self.note(f"{item.path}: its .py files and notebooks unpack to more than "
+                          f"{MAX_SUBMISSION_BYTES // 2**20} MB or {MAX_FILES} files; not opened")
                 return []
             found = []
-            for member in members:
-                inside = PurePosixPath(member.filename.replace("\\", "/"))
-                if skipped(inside) or member.file_size > MAX_FILE_BYTES:
+            for member, inside in members:
+                if member.file_size > limit_for(inside):
+                    self.note(f"{item.path}: {inside} unpacks to more than {limit_for(inside) // 2**20} MB; "
+                              "not read")
                     continue
-                found.append(Item(inside, archive.read(member)))
-            if not found:
-                submission.notes.append(f"{item.path}: the zip holds no files")
+                try:
+                    # The size the archive declares bounds what is read: zipfile stops there.
+                    found.append(Item(inside, archive.read(member)))
+                except Exception as error:  # noqa: BLE001 - bad CRC, zlib, encryption, unknown method
+                    self.note(f"{item.path}: {inside} cannot be unpacked ({type(error).__name__}: "
+                              f"{str(error)[:200]}); ask for a new copy")
+            if not members:
+                self.note(f"{item.path}: the zip holds no .py file or notebook")
             return found
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError, OSError, ValueError) as error:
-        submission.notes.append(f"{item.path}: not a readable zip file ({error}); ask for a new copy")
-        return []
 
+    # -- finding the engine files --------------------------------------------------------------
 
-# -- finding the engine files ------------------------------------------------------------------
+    def resolve(self, items: list[Item]) -> None:
+        """Choose each engine's text: a file named for it, then a notebook, then any .py defining it."""
+        submission = self.submission
+        candidates: list[Candidate] = []
+        for item in self.expand_zips(items):
+            depth, where = len(item.path.parts), str(item.path)
+            suffix = item.path.suffix.lower()
+            named = ENGINE_FILE.match(item.path.name)
+            if suffix not in (".py", ".ipynb"):
+                continue
+            text = decode(item, submission)
+            if text is None:
+                continue
+            if named:
+                revision = int(named[2] or named[3] or 0)
+                candidates.append(Candidate((0, depth, -revision, where), named[1].lower(), text, where))
+            elif suffix == ".ipynb":
+                for engine, module in split_notebook(text, where, submission).items():
+                    candidates.append(Candidate((1, depth, 0, where), engine, module, where))
+            else:
+                for engine in sorted(engines_defined(text)):
+                    candidates.append(Candidate((2, depth, 0, where), engine, text, where))
+        for engine in ENGINES:
+            mine = sorted(c for c in candidates if c.engine == engine)
+            if not mine:
+                if candidates:
+                    submission.note(f"{engine}.py: not found in the submission; its parts score zero")
+                continue
+            submission.files[engine] = mine[0].text
+            if mine[0].origin != f"{engine}.py":
+                submission.note(f"{engine}.py: taken from {mine[0].origin}")
+            others = sorted({c.origin for c in mine[1:]} - {mine[0].origin})
+            if others:
+                submission.note(f"{engine}.py: also found in {', '.join(others)} (not used)")
+        if not candidates and not submission.notes:
+            submission.note("no value.py, tensor.py or dual.py, and no notebook or .py file "
+                            "defining Value, Tensor or Dual")
+
 
 @dataclass(order=True)
 class Candidate:
@@ -200,64 +409,32 @@ class Candidate:
     origin: str = field(compare=False)
 
 
-def resolve(submission: Submission, items: list[Item]) -> None:
-    """Choose each engine's text: a file named for it, then a notebook, then any .py defining it."""
-    candidates: list[Candidate] = []
-    for item in items:
-        depth, where = len(item.path.parts), str(item.path)
-        suffix = item.path.suffix.lower()
-        named = ENGINE_FILE.match(item.path.name)
-        if suffix not in (".py", ".ipynb"):
-            continue
-        text = decode(item, submission)
-        if text is None:
-            continue
-        if named:
-            revision = int(named[2] or named[3] or 0)
-            candidates.append(Candidate((0, depth, -revision, where), named[1].lower(), text, where))
-        elif suffix == ".ipynb":
-            for engine, module in split_notebook(text, where, submission).items():
-                candidates.append(Candidate((1, depth, 0, where), engine, module, where))
-        else:
-            for engine in sorted(engines_defined(text)):
-                candidates.append(Candidate((2, depth, 0, where), engine, text, where))
-    for engine in ENGINES:
-        mine = sorted(c for c in candidates if c.engine == engine)
-        if not mine:
-            if candidates:
-                submission.notes.append(f"{engine}.py: not found in the submission; "
-                                        "its parts score zero")
-            continue
-        submission.files[engine] = mine[0].text
-        if mine[0].origin != f"{engine}.py":
-            submission.notes.append(f"{engine}.py: taken from {mine[0].origin}")
-        others = sorted({c.origin for c in mine[1:]} - {mine[0].origin})
-        if others:
-            submission.notes.append(f"{engine}.py: also found in {', '.join(others)} (not used)")
-    if not candidates and not submission.notes:
-        submission.notes.append("no value.py, tensor.py or dual.py, and no notebook or .py file "
-                                "defining Value, Tensor or Dual")
-
-
 def decode(item: Item, submission: Submission) -> str | None:
     """UTF-8 text with a BOM dropped and every line ending made `\\n`; None for binary data."""
     if b"\0" in item.data:
-        submission.notes.append(f"{item.path}: not a text file (it holds binary data); "
-                                "submit the source file itself")
+        submission.note(f"{item.path}: not a text file (it holds binary data); submit the source file itself")
         return None
     try:
         text = item.data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = item.data.decode("cp1252", errors="replace")
-        submission.notes.append(f"{item.path}: not UTF-8; read as Windows-1252")
+        submission.note(f"{item.path}: not UTF-8; read as Windows-1252")
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parsed(source: str) -> ast.Module | None:
+    """The module's tree, or None when Python's parser cannot make one (a syntax error, a null
+    byte, or an expression nested too deep for it, such as a sum of 5000 terms)."""
+    try:
+        return ast.parse(source)
+    except UNPARSABLE:
+        return None
 
 
 def engines_defined(source: str) -> set[str]:
     """The engines whose names a module defines at its top level."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parsed(source)
+    if tree is None:
         # Still route it by its definitions, so the student sees the syntax error where it belongs.
         names = re.findall(r"^(?:class|def)\s+(\w+)", source, re.MULTILINE)
         return {DEFINES[n] for n in names if n in DEFINES}
@@ -275,6 +452,53 @@ def top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
+def code_cells(text: str, where: str, submission: Submission) -> list[tuple[int, str]] | None:
+    """(number, source) of a notebook's code cells; None, and a note, for a notebook that cannot
+    be read. Read from its JSON: a cell that is not what the format describes is a note, never
+    an error."""
+    notebook = notebook_json(text)
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        problem = "not JSON" if notebook is None else "no list of cells"
+        submission.note(f"{where}: not a readable notebook ({problem}); save it again from Jupyter")
+        return None
+    found = []
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            submission.note(f"{where}: cell {number} has a source that is not text; left out")
+            continue
+        if source.strip() and not nbgrader_check(cell):
+            if SURROGATE.search(source):
+                submission.note(f"{where}: cell {number} holds characters that are not valid Unicode; "
+                                "each was replaced by U+FFFD")
+            found.append((number, SURROGATE.sub("\ufffd", source)))
+    return found
+
+
+def notebook_json(text: str) -> object:
+    """A notebook as nbformat 4 describes it; None when the text is not JSON. Notebooks of
+    format 3 and older are converted by nbformat (imported only then: it takes most of a second)."""
+    try:
+        notebook = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(notebook, dict) and notebook.get("nbformat") in (1, 2, 3):
+        import nbformat
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return nbformat.convert(nbformat.from_dict(notebook), 4)
+        except Exception:  # noqa: BLE001 - an old notebook that nbformat cannot convert
+            return {}
+    return notebook
+
+
 def split_notebook(text: str, where: str, submission: Submission) -> dict[str, str]:
     """One module per engine from a notebook's code cells.
 
@@ -282,45 +506,42 @@ def split_notebook(text: str, where: str, submission: Submission) -> dict[str, s
     them (a demo, or a method attached to the class) goes with the engines it uses; a cell that
     mentions no engine (imports, helpers) goes to every module. Notebook order is kept.
     """
-    try:
-        notebook = nbformat.reads(text, as_version=4)
-    except Exception as error:  # noqa: BLE001 - nbformat raises many kinds for a broken file
-        submission.notes.append(f"{where}: not a readable notebook ({type(error).__name__}); "
-                                "save it again from Jupyter")
+    cells = code_cells(text, where, submission)
+    if cells is None:
         return {}
-    cells = [(number, cell.source) for number, cell in enumerate(notebook.cells, 1)
-             if cell.cell_type == "code" and cell.source.strip() and not nbgrader_check(cell)]
     if not cells:
-        submission.notes.append(f"{where}: the notebook has no code")
+        submission.note(f"{where}: the notebook has no code")
         return {}
     routed = []
     for number, source in cells:
         if source.lstrip().startswith("%%"):
-            submission.notes.append(f"{where}: cell {number} is a cell magic, not Python; left out")
+            submission.note(f"{where}: cell {number} is a cell magic, not Python; left out")
             continue
         source = python_of(source)
         engines = cell_engines(source)
         if engines is None:
-            submission.notes.append(f"{where}: cell {number} is not valid Python and defines no "
-                                    "engine; left out")
+            submission.note(f"{where}: cell {number} is not valid Python (or is nested too deep for "
+                            "Python's parser) and defines no engine; left out")
             continue
         routed.append((number, source, engines))
     defined = {e for _, source, _ in routed for e in engines_defined(source)}
     modules = {}
+    label = printable(where)  # the module's first line is a comment: no line break may end it early
     for engine in sorted(defined):
         mine = [(n, s) for n, s, engines in routed if not engines or engine in engines]
         # A cell may start with a __future__ import; a module may only do so at its very top.
         futures = sorted({line for _, s in mine for line in FUTURE_IMPORT.findall(s)})
-        cells = "\n\n".join(f"# cell {n}\n" + FUTURE_IMPORT.sub(MOVED_UP, s) for n, s in mine)
-        header = f"# {engine}.py, made from the code cells {', '.join(str(n) for n, _ in mine)} of {where}\n"
-        modules[engine] = header + "".join(line + "\n" for line in futures) + cells + "\n"
+        cells_text = "\n\n".join(f"# cell {n}\n" + FUTURE_IMPORT.sub(MOVED_UP, s) for n, s in mine)
+        header = f"# {engine}.py, made from the code cells {', '.join(str(n) for n, _ in mine)} of {label}\n"
+        modules[engine] = header + "".join(line + "\n" for line in futures) + cells_text + "\n"
     return modules
 
 
-def nbgrader_check(cell: nbformat.NotebookNode) -> bool:
+def nbgrader_check(cell: dict) -> bool:
     """An nbgrader grading cell: it grades the notebook, it is no part of the student's module."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(meta.get("grade")) and not meta.get("solution")
+    metadata = cell.get("metadata")
+    meta = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    return isinstance(meta, dict) and bool(meta.get("grade")) and not meta.get("solution")
 
 
 def python_of(cell: str) -> str:
@@ -334,9 +555,8 @@ def cell_engines(source: str) -> set[str] | None:
     defined = engines_defined(source)
     if defined:
         return defined
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parsed(source)
+    if tree is None:
         return None
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     return {DEFINES[name] for name in used if name in DEFINES}

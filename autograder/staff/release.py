@@ -43,8 +43,9 @@ STUDENT_REQUIREMENTS = "numpy>=1.24\npytest>=7.4\n"
 # What Gradescope's image needs, pinned to the versions that sealed the answers (nbformat:
 # intake reads a notebook submission).
 GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "nbformat")
-# What a Gradescope bundle holds of the staff tools: the intake that `autograder bulk` uses.
-GRADESCOPE_STAFF = (Path("autograder") / "staff" / "intake.py",)
+# What a Gradescope bundle holds of the staff tools: the intake that `autograder bulk` uses
+# (and the staff modules it imports in turn, found by `staff_modules_for`).
+GRADESCOPE_STAFF = Path("autograder") / "staff" / "intake.py"
 PYTEST_INI = """\
 [pytest]
 # `pytest` alone grades assignments/; test order is fixed so every run reads the same.
@@ -453,6 +454,20 @@ def gradescope_setup(python: str) -> str:
     return template.replace("@python_minimum@", python)
 
 
+def staff_modules_for(kit: Path, module: Path) -> list[Path]:
+    """`module` (a file of autograder/staff/) and the staff modules it imports, in turn."""
+    found, todo = [], [module]
+    while todo:
+        path = todo.pop()
+        if path in found:
+            continue
+        found.append(path)
+        for node in ast.walk(ast.parse((kit / path).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                todo.append(path.parent / f"{node.module.replace('.', '/')}.py")
+    return sorted(found)
+
+
 def build_gradescope(kit: Path, bundle: Path) -> None:
     """autograder.zip: run_autograder, setup.sh and grade_submission.py at the top, the grader
     beside them, with the one staff module a submission goes through: intake."""
@@ -466,7 +481,7 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
         staging = Path(scratch) / "source"
         staging.mkdir()
         copy_package(kit, staging, tests, set(grading.parts))
-        for path in GRADESCOPE_STAFF:
+        for path in staff_modules_for(kit, GRADESCOPE_STAFF):
             (staging / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(kit / path, staging / path)
         shutil.copyfile(kit / "grading.toml", staging / "grading.toml")

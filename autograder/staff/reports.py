@@ -2,28 +2,38 @@
 
 - grades.csv: one row per student, one column per part of grading.toml, and the total;
 - feedback/<student>.md and .html: the score table and every message the student may see;
-- summary.html with PNG plots: totals, the pass rate of each part, the misconceptions met;
+- summary.html, one file with its plots in it: totals, the pass rate of each part, the
+  misconceptions met;
 - failures.jsonl: one JSON line per submission that could not be graded, with the reason.
 
 Feedback never shows the checks of a hidden part, and no line of the suites' code (a
-traceback of a failed check can quote it) reaches a student.
+traceback of a failed check can quote it) reaches a student. What a submission named or
+printed is escaped for where it goes: a formula-looking CSV cell is quoted, Markdown and
+HTML get no link, tag or markup of the submission's making. Each file is written whole and
+then put in place, so an interrupted run leaves the last complete reports or the new ones.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import csv
+import io
 import json
+import os
+import re
 import shutil
 import statistics
 from collections import Counter
 from functools import cache
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 from .. import graphs
 from ..config import Grading
 from ..misconceptions import CATALOGUE
+from .escape import csv_cell, html, markdown, printable
 from .gradebook import Entry
 
 SUITES = Path(__file__).parent.parent / "suites"
@@ -32,20 +42,31 @@ MIN_CODE_LINE = 8  # shorter lines (`)`, `else:`) say nothing about a suite
 STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
 td.n{text-align:right}pre{background:#f6f6f6;padding:.8rem;overflow-x:auto;white-space:pre-wrap}
-.bad{color:#a00}img{max-width:100%}"""
+.bad{color:#a00}img{max-width:100%}code{background:#f6f6f6;padding:0 .2rem}pre code{padding:0}"""
+OLD_PLOTS = ("totals.png", "parts.png", "misconceptions.png")  # summary.html holds its plots now
+INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 
 
 def write_all(out: Path, entries: list[Entry], grading: Grading) -> None:
     chosen, duplicates = by_student(entries)
     write_csv(out / "grades.csv", chosen, grading)
-    feedback = out / "feedback"
-    shutil.rmtree(feedback, ignore_errors=True)
-    feedback.mkdir()
+    feedback, fresh = out / "feedback", out / "feedback.new"
+    shutil.rmtree(fresh, ignore_errors=True)
+    fresh.mkdir()
     for student, entry in chosen.items():
-        (feedback / f"{student}.md").write_text(feedback_markdown(entry, grading), encoding="utf-8")
-        (feedback / f"{student}.html").write_text(feedback_html(entry, grading), encoding="utf-8")
+        (fresh / f"{student}.md").write_text(feedback_markdown(entry, grading), encoding="utf-8")
+        (fresh / f"{student}.html").write_text(feedback_html(entry, grading), encoding="utf-8")
+    shutil.rmtree(feedback, ignore_errors=True)
+    fresh.rename(feedback)
     write_failures(out / "failures.jsonl", entries)
     write_summary(out, chosen, entries, duplicates, grading)
+
+
+def put(path: Path, text: str) -> None:
+    """Write a file whole, then put it in place of the old one."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8", newline="")
+    os.replace(partial, path)
 
 
 def by_student(entries: list[Entry]) -> tuple[dict[str, Entry], dict[str, list[str]]]:
@@ -76,20 +97,23 @@ def number(x: float) -> str:
 # -- grades.csv ----------------------------------------------------------------------------------
 
 def write_csv(path: Path, chosen: dict[str, Entry], grading: Grading) -> None:
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.writer(file)
-        writer.writerow(["student", *grading.parts, "total"])
-        for student, entry in chosen.items():
-            got = points(entry, grading)
-            writer.writerow([student, *(number(got[part]) for part in grading.parts),
-                             number(round(sum(got.values()), 2))])
+    """One row per student. A student id that a spreadsheet would take for a formula (`-2-3`,
+    `=cmd`) is written with a leading `'`; the gradebook keeps the id as it is."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, "total"]])
+    for student, entry in chosen.items():
+        got = points(entry, grading)
+        writer.writerow([csv_cell(student), *(number(got[part]) for part in grading.parts),
+                         number(round(sum(got.values()), 2))])
+    put(path, buffer.getvalue())
 
 
 def write_failures(path: Path, entries: list[Entry]) -> None:
     lines = [json.dumps({"source": e.source, "student": e.student, "format": e.format, "reason": e.reason,
                          "notes": e.notes, "content_hash": e.content_hash, "graded_at": e.graded_at})
              for e in entries if e.status == "failed"]
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    put(path, "".join(line + "\n" for line in lines))
 
 
 # -- feedback ------------------------------------------------------------------------------------
@@ -120,18 +144,22 @@ def shown(messages: str) -> str:
                      if line.lstrip("> ").strip() not in code and line.strip() not in code)
 
 
-def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[str]]]:
-    """(heading, messages, misconception lines) for each part that lost points."""
+def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(heading, messages, likely causes) for each part that lost points, a cause being the
+    catalogue's title for it (Markdown of the kit's own) and its id; none for a submission
+    that could not be graded (its reason, said once, is why every part is zero)."""
+    if entry.status == "failed":
+        return []
     found = []
     for score in entry.scores:
         part = grading.parts.get(score.part)
         if part is None or score.points >= score.max:
             continue
-        heading = f"{score.part}: {part.title} ({number(score.points)} / {number(score.max)})"
+        heading = f"{part.title} ({number(score.points)} / {number(score.max)})"
         if part.visibility == "hidden":
             found.append((heading, "The checks of this part are hidden.", []))
             continue
-        causes = [f"{CATALOGUE[m].title} [{m}]" if m in CATALOGUE else m for m in score.misconceptions]
+        causes = [(CATALOGUE[m].title if m in CATALOGUE else "", m) for m in score.misconceptions]
         found.append((heading, shown(score.messages), causes))
     return found
 
@@ -152,49 +180,55 @@ def fence(text: str) -> str:
     return "`" * ticks
 
 
+def verbatim(messages: str) -> str:
+    """Messages as they are, line by line, with what a terminal would act on escaped."""
+    return "\n".join(printable(line, keep="\t") for line in messages.splitlines())
+
+
 def feedback_markdown(entry: Entry, grading: Grading) -> str:
-    lines = [f"# Feedback for {entry.student}", "",
-             f"Submission `{entry.source}` ({entry.format}), graded {entry.graded_at}.", ""]
+    lines = [f"# Feedback for {markdown(entry.student)}", "",
+             f"Submission {markdown(entry.source)} ({markdown(entry.format)}), graded "
+             f"{markdown(entry.graded_at)}.", ""]
     if entry.status == "failed":
-        lines += [f"**This submission could not be graded:** {entry.reason}", ""]
+        lines += [f"**This submission could not be graded:** {markdown(entry.reason)}", ""]
     lines += ["| part | | points |", "| --- | --- | ---: |"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+    lines += ["| " + " | ".join(markdown(cell, starts_line=False) for cell in row) + " |"
               for row in score_rows(entry, grading)]
     if entry.notes:
-        lines += ["", "## Your files", ""] + [f"- {note}" for note in entry.notes]
+        lines += ["", "## Your files", ""] + [f"- {markdown(note, starts_line=True)}" for note in entry.notes]
     for heading, messages, causes in sections(entry, grading):
-        lines += ["", f"## {heading}", ""]
-        lines += [f"- Likely cause: {cause}" for cause in causes] + ([""] if causes else [])
-        lines += [rendered(messages, markdown=True)]
+        lines += ["", f"## {markdown(heading)}", ""]
+        lines += ["- Likely cause: " + (f"{title} \\[{markdown(m)}\\]" if title else markdown(m))
+                  for title, m in causes]
+        lines += [""] if causes else []
+        for block in graphs.blocks(messages):
+            if isinstance(block, graphs.Table):
+                lines += ["", graph_table(block, as_markdown=True), ""]
+                continue
+            text = verbatim(block)
+            mark = fence(text)
+            lines += [f"{mark}text", text, mark]
     return "\n".join(lines) + "\n"
 
 
-def rendered(messages: str, markdown: bool) -> str:
-    """A part's messages as text blocks (a code fence, or <pre>), with each graph report's
-    table (graphs.py) as a table of its own, its marked row in bold."""
-    out = []
-    for block in graphs.blocks(messages):
-        if isinstance(block, str):
-            mark = fence(block)
-            out.append(f"{mark}text\n{block}\n{mark}" if markdown else f"<pre>{escape(block)}</pre>")
-        elif markdown:
-            lines = ["| " + " | ".join(block.header) + " |", "|" + " --- |" * len(block.header)]
-            for index, row in enumerate(block.rows):
-                cells = [f"`{cell}`" if column == 2 and cell else cell.replace("|", "\\|")
-                         for column, cell in enumerate(row)]  # column 2 is the submission's op label
-                if index == block.marked:
-                    cells = [f"**{cell}**" if cell else cell for cell in cells]
-                lines.append("| " + " | ".join(cells) + " |")
-            out.append("\n" + "\n".join(lines) + "\n")
-        else:
-            rows = ""
-            for index, row in enumerate(block.rows):
-                cells = [f"<b>{escape(cell)}</b>" if index == block.marked else escape(cell) for cell in row]
-                rows += ("<tr class='bad'>" if index == block.marked else "<tr>") \
-                    + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>\n"
-            head = "".join(f"<th>{escape(name)}</th>" for name in block.header)
-            out.append(f"<table><tr>{head}</tr>\n{rows}</table>")
-    return "\n".join(out)
+def graph_table(block: graphs.Table, as_markdown: bool) -> str:
+    """The table of a graph report (graphs.py) as a Markdown or an HTML table, its marked row
+    in bold; its op labels are the submission's text, escaped as such."""
+    def bold(cell: str, index: int) -> str:
+        if index != block.marked or not cell:
+            return cell
+        return f"**{cell}**" if as_markdown else f"<b>{cell}</b>"
+
+    rows = [[bold(markdown(cell) if as_markdown else html(cell), index) for cell in row]
+            for index, row in enumerate(block.rows)]
+    if as_markdown:
+        lines = ["| " + " | ".join(block.header) + " |", "|" + " --- |" * len(block.header)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+    body = "".join(("<tr class='bad'>" if index == block.marked else "<tr>")
+                   + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>\n"
+                   for index, row in enumerate(rows))
+    head = "".join(f"<th>{html(name)}</th>" for name in block.header)
+    return f"<table><tr>{head}</tr>\n{body}</table>"
 
 
 def page(title: str, body: str) -> str:
@@ -210,113 +244,174 @@ def table(header: list[str], rows: list[list[str]], numeric: tuple[int, ...] = (
     return f"<table><tr>{head}</tr>\n{body}</table>"
 
 
+def inline(line: str) -> str:
+    """One line of a message as HTML, with its `code` as <code>."""
+    parts, at = [], 0
+    for match in INLINE_CODE.finditer(line):
+        parts += [html(line[at:match.start()]), f"<code>{html(match[2].strip())}</code>"]
+        at = match.end()
+    return "".join(parts) + html(line[at:])
+
+
+def message_html(messages: str) -> str:
+    """A part's messages as HTML: paragraphs, each snippet (its lines indented) as a code block,
+    and `code` as <code>."""
+    blocks: list[str] = []
+    paragraph: list[str] = []
+    snippet: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            blocks.append("<p>" + "<br>\n".join(inline(line) for line in paragraph) + "</p>")
+            paragraph.clear()
+        if snippet:
+            blocks.append("<pre><code>" + "\n".join(html(line[4:]) for line in snippet) + "</code></pre>")
+            snippet.clear()
+
+    for line in messages.expandtabs(4).splitlines():
+        if not line.strip():
+            flush()
+        elif line.startswith("    "):
+            if paragraph:
+                flush()
+            snippet.append(line)
+        else:
+            if snippet:
+                flush()
+            paragraph.append(line)
+    flush()
+    return "\n".join(blocks)
+
+
 def feedback_html(entry: Entry, grading: Grading) -> str:
-    parts = [f"<h1>Feedback for {escape(entry.student)}</h1>",
-             f"<p>Submission <code>{escape(entry.source)}</code> ({escape(entry.format)}), "
-             f"graded {escape(entry.graded_at)}.</p>"]
+    parts = [f"<h1>Feedback for {html(entry.student)}</h1>",
+             f"<p>Submission <code>{html(entry.source)}</code> ({html(entry.format)}), "
+             f"graded {html(entry.graded_at)}.</p>"]
     if entry.status == "failed":
-        parts.append(f"<p class='bad'><b>This submission could not be graded:</b> {escape(entry.reason)}</p>")
-    rows = [[escape(cell) for cell in row] for row in score_rows(entry, grading)]
+        parts.append(f"<p class='bad'><b>This submission could not be graded:</b> {html(entry.reason)}</p>")
+    rows = [[html(cell) for cell in row] for row in score_rows(entry, grading)]
     parts.append(table(["part", "", "points"], rows, numeric=(2,)))
     if entry.notes:
-        parts.append("<h2>Your files</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in entry.notes)
+        parts.append("<h2>Your files</h2><ul>" + "".join(f"<li>{html(note)}</li>" for note in entry.notes)
                      + "</ul>")
     for heading, messages, causes in sections(entry, grading):
-        parts.append(f"<h2>{escape(heading)}</h2>")
-        parts += [f"<p>Likely cause: {escape(cause)}</p>" for cause in causes]
-        parts.append(rendered(messages, markdown=False))
-    return page(f"Feedback for {entry.student}", "\n".join(parts))
+        parts.append(f"<h2>{html(heading)}</h2>")
+        parts += ["<p>Likely cause: " + (f"{inline(title)} [{html(m)}]" if title else html(m)) + "</p>"
+                  for title, m in causes]
+        blocks = [graph_table(block, as_markdown=False) if isinstance(block, graphs.Table)
+                  else message_html(block) for block in graphs.blocks(messages)]
+        parts.append("<div class='messages'>" + "\n".join(blocks) + "</div>")
+    return page(f"Feedback for {printable(entry.student)}", "\n".join(parts))
 
 
 # -- the class summary ---------------------------------------------------------------------------
 
 def write_summary(out: Path, chosen: dict[str, Entry], entries: list[Entry],
                   duplicates: dict[str, list[str]], grading: Grading) -> None:
+    """summary.html, its plots inside it. Every statistic counts the same students, those of
+    grades.csv: a submission that could not be graded counts as zero in the mean and the pass
+    rates alike. The misconceptions come from the graded ones."""
     graded = {s: e for s, e in chosen.items() if e.status == "graded"}
     totals = [round(sum(points(e, grading).values()), 2) for e in chosen.values()]
-    pass_rates = {part: sum(points(e, grading)[part] >= grading.parts[part].points for e in graded.values())
-                  / len(graded) if graded else 0.0 for part in grading.parts}
+    pass_rates = {part: sum(points(e, grading)[part] >= grading.parts[part].points for e in chosen.values())
+                  / len(chosen) if chosen else 0.0 for part in grading.parts}
     met: dict[str, list[str]] = {}
     for student, entry in graded.items():
         for misconception in sorted({m for score in entry.scores for m in score.misconceptions}):
             met.setdefault(misconception, []).append(student)
     frequent = Counter({m: len(students) for m, students in met.items()}).most_common()
-    plot(out, totals, maximum(grading), pass_rates, frequent)
+    plots = figures(totals, maximum(grading), pass_rates, frequent)
+    images = {name: png(figure) for name, figure in plots.items()}
+    for old in OLD_PLOTS:
+        (out / old).unlink(missing_ok=True)
 
     failed = [e for e in entries if e.status == "failed"]
+    ungraded = sum(e.status == "failed" for e in chosen.values())
     body = [f"<h1>Class summary</h1><p>{len(entries)} submissions from {len(chosen)} students: "
             f"{len(entries) - len(failed)} graded, {len(failed)} could not be graded.</p>"]
+    counted = f"Over the {len(chosen)} students of grades.csv" + (
+        f"; the {ungraded} whose submission could not be graded count as 0." if ungraded else ".")
     if totals:
         body.append(f"<p>Total out of {number(maximum(grading))}: mean {statistics.mean(totals):.1f}, "
                     f"median {number(statistics.median(totals))}, lowest {number(min(totals))}, "
-                    f"highest {number(max(totals))}.</p>")
-    body.append("<h2>Totals</h2><img src='totals.png' alt='histogram of the totals'>")
-    body.append("<h2>Pass rate per part</h2><p>The share of graded students with full points on the part."
-                "</p><img src='parts.png' alt='pass rate per part'>")
+                    f"highest {number(max(totals))}. {counted}</p>")
+    body.append("<h2>Totals</h2>" + image(images["totals"], "histogram of the totals"))
+    body.append(f"<h2>Pass rate per part</h2><p>The share of students with full points on the part. {counted}"
+                "</p>" + image(images["parts"], "pass rate per part"))
     body.append(table(["part", "title", "full points"],
                       [[escape(part), escape(grading.parts[part].title), f"{rate:.0%}"]
                        for part, rate in pass_rates.items()], numeric=(2,)))
     body.append("<h2>Misconceptions</h2>")
     if frequent:
-        body.append("<img src='misconceptions.png' alt='most frequent misconceptions'>")
+        body.append(image(images["misconceptions"], "most frequent misconceptions"))
         body.append(table(["misconception", "what it is", "students", "who"],
-                          [[escape(m), escape(CATALOGUE[m].title if m in CATALOGUE else ""), str(count),
+                          [[escape(m), inline(CATALOGUE[m].title if m in CATALOGUE else ""), str(count),
                             ", ".join(link(s) for s in met[m])] for m, count in frequent], numeric=(2,)))
     else:
         body.append("<p>No graded submission showed a known misconception.</p>")
     if failed:
         body.append("<h2>Could not be graded</h2><p>Also in failures.jsonl.</p>")
         body.append(table(["source", "student", "reason"],
-                          [[escape(e.source), link(e.student), escape(e.reason)] for e in failed]))
+                          [[html(e.source), link(e.student), html(e.reason)] for e in failed]))
     if duplicates:
         body.append("<h2>Students with several submissions</h2><p>grades.csv and the feedback use the last "
                     "one listed; remove the others from the class folder to choose another.</p>")
-        body.append(table(["student", "submissions"], [[link(s), escape(", ".join(found))]
+        body.append(table(["student", "submissions"], [[link(s), html(", ".join(found))]
                                                        for s, found in duplicates.items()]))
     body.append("<h2>Students</h2>")
     body.append(table(["student", "source", "total", "status"],
-                      [[link(s), escape(e.source), number(t), escape(e.status)]
+                      [[link(s), html(e.source), number(t), escape(e.status)]
                        for (s, e), t in zip(chosen.items(), totals)], numeric=(2,)))
-    (out / "summary.html").write_text(page("Class summary", "\n".join(body)), encoding="utf-8")
+    put(out / "summary.html", page("Class summary", "\n".join(body)))
 
 
 def link(student: str) -> str:
-    return f"<a href='feedback/{escape(student)}.html'>{escape(student)}</a>"
+    return f"<a href='feedback/{escape(quote(student))}.html'>{html(student)}</a>"
 
 
-def plot(out: Path, totals: list[float], most: float, pass_rates: dict[str, float],
-         frequent: list[tuple[str, int]]) -> None:
-    """totals.png, parts.png and, when any were met, misconceptions.png."""
+def image(data: bytes, alt: str) -> str:
+    """A PNG inside the page, so that summary.html is one file that can be mailed or moved."""
+    return f"<img src='data:image/png;base64,{base64.b64encode(data).decode()}' alt='{escape(alt)}'>"
+
+
+def figures(totals: list[float], most: float, pass_rates: dict[str, float],
+            frequent: list[tuple[str, int]]) -> dict:
+    """The summary's plots as matplotlib figures: totals, parts and, when any were met, misconceptions.
+    Every axis that counts students has whole-number ticks."""
     import matplotlib  # imported here: only a bulk run that reaches its reports pays for it
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
+    from matplotlib.ticker import MaxNLocator
 
+    made = {}
     figure, axes = pyplot.subplots(figsize=(7, 3.5))
     axes.hist(totals, bins=min(20, max(5, len(totals))), range=(0, max([most, *totals])), color="#4c72b0")
     axes.set(xlabel=f"total points (of {number(most)})", ylabel="students")
-    save(figure, out / "totals.png")
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    made["totals"] = figure
 
     figure, axes = pyplot.subplots(figsize=(7, 0.4 * len(pass_rates) + 1))
     names = list(pass_rates)[::-1]
     axes.barh(names, [100 * pass_rates[n] for n in names], color="#55a868")
     axes.set(xlabel="students with full points (%)", xlim=(0, 100))
-    save(figure, out / "parts.png")
+    made["parts"] = figure
 
-    target = out / "misconceptions.png"
-    target.unlink(missing_ok=True)
     if frequent:
         top = frequent[:12][::-1]
         figure, axes = pyplot.subplots(figsize=(7, 0.4 * len(top) + 1))
         axes.barh([m for m, _ in top], [c for _, c in top], color="#c44e52")
         axes.set(xlabel="students")
-        axes.xaxis.get_major_locator().set_params(integer=True)
-        save(figure, target)
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        made["misconceptions"] = figure
+    return made
 
 
-def save(figure, path: Path) -> None:
+def png(figure) -> bytes:
     from matplotlib import pyplot
 
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
     pyplot.close(figure)
+    return buffer.getvalue()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.judge import ratio
+from autograder.judge import lost_a_contribution, ratio
 
 pytestmark = pytest.mark.part("value.sigmoid")
 
@@ -23,6 +23,12 @@ def test_sigmoid_of_computed_values(grade):
     """sigmoid of a computed value, x + 0.25, with an upstream gradient of 3: the gradient must reach x."""
     grade("value:sigmoid_of_computed_values", points=POINTS,
           suspects={"ignores-upstream": ratio("grad", 1 / 3)})
+
+
+def test_sigmoid_beside_its_input(grade):
+    """sigmoid(x) + x: x collects a gradient from both terms."""
+    grade("value:sigmoid_beside_input", x=0.5,
+          suspects={"overwrites-gradient": lost_a_contribution("grad", None, 1.0)})
 
 
 def test_sigmoid_far_from_zero(grade):

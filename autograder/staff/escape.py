@@ -1,0 +1,62 @@
+"""A submission's names and messages, made harmless wherever they are shown.
+
+Everything a submission controls (its entry's name, the names inside its zip, the text its
+code raises) is shown to a TA on a terminal, in a spreadsheet, and in Markdown and HTML.
+Each has its own way of turning text into action: escape sequences and line breaks on a
+terminal, formulas in a spreadsheet, links and tags in Markdown and HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape as html_escape
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+# What a spreadsheet reads as the start of a formula (or, for tab and CR, a way to hide one).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!&$])")
+# A list item, a numbered one, or the line under a heading, when it starts a line.
+MARKDOWN_LINE_START = re.compile(r"^(\s*\d*)([-+=.)])")
+SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def clean(text: str) -> str:
+    """Text that UTF-8 can hold: a byte of a file name that was not UTF-8 (which Python keeps
+    as a lone surrogate) becomes `\\xNN`, and any other lone surrogate U+FFFD."""
+    def replace(match: re.Match) -> str:
+        code = ord(match[0])
+        return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
+    return SURROGATE.sub(replace, text)
+
+
+def printable(text: str, keep: str = "") -> str:
+    """`text` with every character a terminal would act on or hide written as an escape: control
+    characters (escape sequences, line breaks, carriage returns), bidirectional overrides and
+    other invisible ones; the characters of `keep` stay as they are."""
+    text = clean(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " or ch in keep else escaped(ch) for ch in text)
+
+
+def escaped(ch: str) -> str:
+    code = ord(ch)
+    return SHORT_ESCAPES.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                                     else f"\\U{code:08x}")
+
+
+def csv_cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one that would start a formula gets a leading `'`."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def markdown(text: str, starts_line: bool = False) -> str:
+    """One line of Markdown that reads as `text` and nothing more: no link, tag, emphasis or
+    code of the submission's making, and where the text `starts_line`, no list or heading."""
+    text = MARKDOWN_SPECIAL.sub(r"\\\1", printable(text))
+    return MARKDOWN_LINE_START.sub(r"\1\\\2", text) if starts_line else text
+
+
+def html(text: str) -> str:
+    """`text` as HTML text, one line, with no tag or entity of the submission's making."""
+    return html_escape(printable(text))

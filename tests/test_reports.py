@@ -1,0 +1,142 @@
+"""What a bulk run hands out shows a submission's names as text, never as formulas, links or tags."""
+
+import csv
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from autograder.config import load
+from autograder.staff import reports
+from autograder.staff.escape import csv_cell, markdown, printable
+from autograder.staff.gradebook import Entry, Score
+
+GRADING = load()
+# Names a submission controls: its entry in the class folder, the files in its zip, what it raised.
+HOSTILE_SOURCE = "<img src=x onerror=alert(1)>[click](http://evil.example)`rm`\x1b[2J"
+HOSTILE_NOTE = "value.py: taken from **hw**/<script>alert(1)</script>/[x](javascript:alert(1))/value.py"
+
+
+def entry(status: str = "graded", **changes) -> Entry:
+    fields = dict(source=HOSTILE_SOURCE, student="-2-3", format="zip", content_hash="0", grader_version="0",
+                  graded_at="2026-12-01T09:00:00+00:00", seconds=1.0, status=status,
+                  notes=[HOSTILE_NOTE, "# not a heading", "1. not a list"],
+                  scores=[Score("value.mul", 5, 10, "test_x\nA value used twice: `x * x`.\n\nTo reproduce:\n"
+                                "    x = Value(3.0)\n    y = x * x\n\nCame out: <b>3</b> `=` \x1b[31m",
+                                ["overwrites-gradient"])])
+    fields.update(changes)
+    return Entry(**fields)
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def tags_of(text: str) -> list[tuple[str, dict]]:
+    parser = Tags()
+    parser.feed(text)
+    return parser.tags
+
+
+def test_printable_escapes_what_a_terminal_would_act_on():
+    assert printable("ana\x1b[2J\r\nall 40 graded\x9b1m\u202eevil\udcff") == \
+        "ana\\x1b[2J\\r\\nall 40 graded\\x9b1m\\u202eevil\\xff"
+    assert printable("José [bold]x[/bold]") == "José [bold]x[/bold]"  # markup is the console's to ignore
+
+
+@pytest.mark.parametrize(("cell", "shown"), [
+    ("-2-3", "'-2-3"), ("=1+2", "'=1+2"), ("+1", "'+1"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"),
+    ("\r=1", "'\r=1"), ("ana", "ana"), ("a-2", "a-2"), ("José", "José")])
+def test_a_csv_cell_a_spreadsheet_would_evaluate_is_quoted(cell, shown):
+    assert csv_cell(cell) == shown
+
+
+def test_grades_csv_quotes_a_formula_looking_id_and_the_gradebook_keeps_it(tmp_path):
+    reports.write_csv(tmp_path / "grades.csv", {"-2-3": entry(), "ana": entry(student="ana")}, GRADING)
+    with (tmp_path / "grades.csv").open(newline="") as file:
+        students = [row["student"] for row in csv.DictReader(file)]
+    assert students == ["'-2-3", "ana"]
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_markdown_feedback_renders_names_as_text():
+    mistune = pytest.importorskip("mistune")
+    text = reports.feedback_markdown(entry(), GRADING)
+    rendered = mistune.html(text)
+    tags = {tag for tag, _ in tags_of(rendered)}
+    assert tags <= {"h1", "h2", "p", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "pre", "code"}
+    assert [tag for tag, _ in tags_of(rendered)].count("h2") == 2  # "Your files" and the part, no other
+    assert "<img" not in rendered and "<script" not in rendered and "href" not in rendered
+    assert "\x1b" not in text
+    assert "A value used twice: `x * x`." in text  # the messages themselves are shown verbatim
+    assert "&lt;img src=x onerror=alert(1)&gt;[click](http://evil.example)`rm`\\x1b[2J" in rendered
+
+
+def test_html_feedback_renders_names_as_text_and_messages_with_code():
+    text = reports.feedback_html(entry(), GRADING)
+    assert {tag for tag, _ in tags_of(text)} <= {"html", "head", "meta", "title", "style", "body", "h1", "h2",
+                                                  "p", "ul", "li", "table", "tr", "th", "td", "pre", "code",
+                                                  "div", "br", "b"}
+    assert "\x1b" not in text and "<img" not in text and "<script" not in text
+    assert "A value used twice: <code>x * x</code>." in text
+    assert "<pre><code>x = Value(3.0)\ny = x * x</code></pre>" in text
+    assert "Came out: &lt;b&gt;3&lt;/b&gt; <code>=</code> \\x1b[31m" in text
+
+
+def test_feedback_of_a_submission_that_could_not_be_graded_says_why_once():
+    failed = entry("failed", reason="value.py: <b>not</b> a readable zip", scores=[
+        Score(part, 0.0, part_info.points, "value.py: <b>not</b> a readable zip")
+        for part, part_info in GRADING.parts.items()])
+    md = reports.feedback_markdown(failed, GRADING)
+    assert md.count("could not be graded") == 1 and "```" not in md
+    assert "value.py: \\<b\\>not\\</b\\> a readable zip" in md
+    assert "value.py: &lt;b&gt;not&lt;/b&gt; a readable zip" in reports.feedback_html(failed, GRADING)
+
+
+def test_markdown_escapes_lists_and_headings_only_where_a_line_starts():
+    assert markdown("1. a", starts_line=True) == "1\\. a"
+    assert markdown("- a", starts_line=True) == "\\- a"
+    assert markdown("7.78 / 10") == "7.78 / 10"
+    assert markdown("__init__ [x](y)") == "\\_\\_init\\_\\_ \\[x\\](y)"
+
+
+def test_the_summary_links_each_student_and_escapes_what_they_named(tmp_path):
+    entries = [entry(), entry(source="x\n<b>", student="José", status="failed", reason="<i>gone</i>")]
+    reports.write_all(tmp_path, entries, GRADING)
+    summary = (tmp_path / "summary.html").read_text()
+    links = [attrs["href"] for tag, attrs in tags_of(summary) if tag == "a"]
+    assert "feedback/-2-3.html" in links and "feedback/Jos%C3%A9.html" in links
+    assert (tmp_path / "feedback" / "José.html").is_file()
+    assert "<b>" not in summary and "<i>" not in summary and "&lt;i&gt;gone&lt;/i&gt;" in summary
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["failures.jsonl", "feedback", "grades.csv",
+                                                          "summary.html"]
+    assert "assigned with <code>=</code> instead of accumulated with <code>+=</code>" in summary
+
+
+def test_plots_that_count_students_have_whole_number_ticks():
+    pytest.importorskip("matplotlib")
+    plots = reports.figures([40.0, 72.5, 102.0], 100.0, {"value.mul": 2 / 3, "dual": 1.0},
+                            [("overwrites-gradient", 2), ("tanh-overflow", 1)])
+    histogram, misconceptions = plots["totals"].axes[0], plots["misconceptions"].axes[0]
+    assert histogram.get_ylabel() == misconceptions.get_xlabel() == "students"
+    for axis in (histogram.yaxis, misconceptions.xaxis):
+        ticks = axis.get_ticklocs()
+        assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), ticks
+    for figure in plots.values():
+        assert reports.png(figure).startswith(b"\x89PNG")
+
+
+def test_an_old_outdir_loses_its_separate_plot_files(tmp_path):
+    for name in reports.OLD_PLOTS:
+        (tmp_path / name).write_bytes(b"\x89PNG old")
+    (tmp_path / "feedback").mkdir()
+    (tmp_path / "feedback" / "gone.md").write_text("a student no longer in the class")
+    reports.write_all(tmp_path, [entry(student="ana")], GRADING)
+    assert not list(tmp_path.glob("*.png"))
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["ana.html", "ana.md"]
+    assert Path(tmp_path / "summary.html").read_text().count("data:image/png;base64,") == 3
