@@ -98,6 +98,7 @@ class Runner:
         self.reference = reference
         self.answers: dict[str, tuple[Answer, Answer, float]] = {}
         self.second: Worker | None = None
+        self.second_answers: dict[str, Answer] = {}
         self.timeouts: dict[str, int] = {}  # timeouts in a row, by part
 
 
@@ -121,16 +122,27 @@ class Runner:
             self.answers[key] = expected, got, limit
         return self.answers[key]
 
+    def again(self, scenario_id: str, kwargs: dict) -> Answer:
+        """A failed scenario run once more, in a second worker (a fresh process, whose state no
+        judged answer depends on, so that a submission learns nothing it could use from being
+        asked), drawing its graphs on the way: for the failure's message only."""
+        key = scenario_key(scenario_id, kwargs)
+        if key not in self.second_answers:
+            _, _, limit = self.run(scenario_id, kwargs)
+            if self.second is None:
+                self.second = Worker(self.submission.folder, self.grading.limits)
+            self.second_answers[key] = self.second.run(scenario_id, kwargs, limit, draw=True)
+        return self.second_answers[key]
+
     def drawings(self, scenario_id: str, kwargs: dict) -> list | None:
-        """The graphs the submission draws for a scenario it failed, asked for afterwards (a
-        correct submission never pays for them): the scenario again, in the same worker, with
-        drawing on. None unless that run answers exactly as the judged one did, so that the
-        graphs explain the very answer judged."""
+        """The graphs the submission drew for a scenario it failed, from running it again (a
+        correct submission never pays for them); None unless that run answered exactly as the
+        judged one did, so that they explain the very answer judged."""
         def said(answer: Answer) -> str:
             return json.dumps([answer.observations, answer.raised, answer.message], sort_keys=True)
 
-        _, got, limit = self.run(scenario_id, kwargs)
-        again = self.submission.run(scenario_id, kwargs, limit, draw=True)
+        _, got, _ = self.run(scenario_id, kwargs)
+        again = self.again(scenario_id, kwargs)
         return again.graphs if not again.failure and said(again) == said(got) else None
 
     def unsteady(self, scenario_id: str, kwargs: dict) -> bool:
@@ -138,12 +150,10 @@ class Runner:
 
         An engine that visits a set of parents, ordered by memory addresses, can do that.
         """
-        expected, got, limit = self.run(scenario_id, kwargs)
+        _, got, _ = self.run(scenario_id, kwargs)
         if got.observations is None:
             return False
-        if self.second is None:
-            self.second = Worker(self.submission.folder, self.grading.limits)
-        again = self.second.run(scenario_id, kwargs, limit)
+        again = self.again(scenario_id, kwargs)
         return again.observations is not None and again.observations != got.observations
 
     def close(self) -> None:
