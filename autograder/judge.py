@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import graphs
 from .misconceptions import CATALOGUE
 
 if TYPE_CHECKING:
@@ -402,6 +401,8 @@ def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, toler
     drawn = drawings()
     if not isinstance(drawn, list) or len(drawn) != cases:
         return None
+    from . import graphs  # imported here: only a failed scenario's message pays for it
+
     return graphs.report(expected.graphs[index], drawn[index], tolerance, given_rules)
 
 
