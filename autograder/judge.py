@@ -382,10 +382,9 @@ def diagnose(expected: object, got: Answer, suspects: dict[str, Suspect]) -> str
 
 
 def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, tolerance: Tolerance,
-                 drawings: Callable[[], list | None], given_rules: bool) -> str | None:
-    """The graph block for the case a message shows, when the reference drew its graph and
-    `drawings()` gives the submission's: the case of the first mismatch in a list of cases,
-    or the scenario's one graph."""
+                 drawings: Callable[[], tuple[list | None, list | None]], given_rules: bool) -> str | None:
+    """The graph block for the case a message shows, when `drawings()` gives the graphs both
+    sides drew: the case of the first mismatch in a list of cases, or the scenario's one graph."""
     if isinstance(expected.observations, list):
         found = CASE_PATH.match(mismatch.path) if mismatch is not None else None
         cases = len(expected.observations)
@@ -396,26 +395,25 @@ def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, toler
         index, cases = 0, 1
     else:
         return None
-    if not isinstance(expected.graphs, list) or len(expected.graphs) != cases:
-        return None
-    drawn = drawings()
-    if not isinstance(drawn, list) or len(drawn) != cases:
+    theirs, mine = drawings()
+    if not all(isinstance(drawn, list) and len(drawn) == cases for drawn in (theirs, mine)):
         return None
     from . import graphs  # imported here: only a failed scenario's message pays for it
 
-    return graphs.report(expected.graphs[index], drawn[index], tolerance, given_rules)
+    return graphs.report(theirs[index], mine[index], tolerance, given_rules)
 
 
 # -- the verdict ---------------------------------------------------------------------------------
 
 def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: Answer,
           tolerance: Tolerance, fd_tolerance: Tolerance, suspects: dict[str, Suspect],
-          timeout: float, preface: str = "", drawings: Callable[[], list | None] | None = None,
+          timeout: float, preface: str = "",
+          drawings: Callable[[], tuple[list | None, list | None]] | None = None,
           given_rules: bool = False) -> Verdict:
     """Compare one scenario's answers and explain any difference to the student. `preface`
     goes first: what the student must know before anything else (a given operation changed).
-    `drawings()`, asked only when the scenario failed, gives the graphs the submission drew:
-    where the reference drew them too, the message shows where in the graph of the case it
+    `drawings()`, asked only when the scenario failed, gives the graphs the reference and the
+    submission drew: where both did, the message shows where in the graph of the case it
     shows the gradients first differ (`given_rules`: the graph holds only given rules)."""
     if expected.failure or expected.raised or raised_cases(expected):
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]

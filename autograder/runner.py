@@ -42,6 +42,10 @@ class LiveReference:
             self.names[key] = scenario_id
         return self.answers[key]
 
+    def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
+        """The graphs the reference drew for a scenario (None where it drew none)."""
+        return self.answer(scenario_id, kwargs).graphs
+
     def failures(self) -> list[str]:
         """The scenarios the reference did not answer (a fault of the kit), by id."""
         return sorted({self.names[key] for key, answer in self.answers.items() if not succeeded(answer)})
@@ -51,12 +55,14 @@ class LiveReference:
 
 
 class SealedReference:
-    """Answers recorded from the reference, for a kit that ships without `solutions/`."""
+    """Answers recorded from the reference, for a kit that ships without `solutions/`. The
+    graphs they drew stay text until a failed scenario's message asks for them."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.answers = {key: Answer(**value)
-                        for key, value in json.loads(path.read_text(encoding="utf-8")).items()}
+        records = json.loads(path.read_text(encoding="utf-8"))
+        self.drawn = {key: value.pop("graphs", None) for key, value in records.items()}
+        self.answers = {key: Answer(**value) for key, value in records.items()}
 
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         try:
@@ -64,6 +70,10 @@ class SealedReference:
         except KeyError:
             raise LookupError(f"{self.path} holds no answer for scenario {scenario_id}; "
                               "rebuild the sealed file from solutions/") from None
+
+    def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
+        text = self.drawn.get(scenario_key(scenario_id, kwargs))
+        return json.loads(text) if isinstance(text, str) else None
 
     def close(self) -> None:
         pass
@@ -82,8 +92,11 @@ def seal(reference: LiveReference, path: Path) -> list[str]:
     if failed := reference.failures():
         return failed
     # Sorted by key, but each answer's own keys in the order the scenario made them: the judge
-    # reports the first difference in that order, live or sealed alike.
-    records = {key: {**asdict(answer), "output": ""} for key, answer in sorted(reference.answers.items())}
+    # reports the first difference in that order, live or sealed alike. The graphs are kept as
+    # text, read only for a failed scenario's message.
+    records = {key: {**asdict(answer), "output": "",
+                     "graphs": json.dumps(answer.graphs) if answer.graphs else None}
+               for key, answer in sorted(reference.answers.items())}
     path.write_text(json.dumps(records), encoding="utf-8")
     return []
 
@@ -134,16 +147,20 @@ class Runner:
             self.second_answers[key] = self.second.run(scenario_id, kwargs, limit, draw=True)
         return self.second_answers[key]
 
-    def drawings(self, scenario_id: str, kwargs: dict) -> list | None:
-        """The graphs the submission drew for a scenario it failed, from running it again (a
-        correct submission never pays for them); None unless that run answered exactly as the
+    def drawings(self, scenario_id: str, kwargs: dict) -> tuple[list | None, list | None]:
+        """The graphs the reference and the submission drew for a scenario the submission
+        failed. The submission's come from running it again (a correct submission never pays
+        for them), and only where the reference drew some and that run answered exactly as the
         judged one did, so that they explain the very answer judged."""
         def said(answer: Answer) -> str:
             return json.dumps([answer.observations, answer.raised, answer.message], sort_keys=True)
 
+        expected = self.reference.graphs(scenario_id, kwargs)
+        if not expected:
+            return None, None
         _, got, _ = self.run(scenario_id, kwargs)
         again = self.again(scenario_id, kwargs)
-        return again.graphs if not again.failure and said(again) == said(got) else None
+        return expected, (again.graphs if not again.failure and said(again) == said(got) else None)
 
     def unsteady(self, scenario_id: str, kwargs: dict) -> bool:
         """Does the submission answer differently in another process (with another history)?

@@ -168,9 +168,10 @@ def drawn_calls(sealed_reference) -> list[tuple[str, dict, list]]:
         for prop in case.iter("property"):
             if prop.get("name") == "scenario":
                 scenario_id, kwargs = json.loads(prop.get("value"))
-                drawn = answers[scenario_key(scenario_id, kwargs)].get("graphs")
+                drawn = answers[scenario_key(scenario_id, kwargs)]["graphs"]  # kept as text
                 if scenario_id.startswith("value:") and drawn:
-                    found[scenario_key(scenario_id, kwargs)] = (scenario_id.split(":")[1], kwargs, drawn)
+                    found[scenario_key(scenario_id, kwargs)] = (scenario_id.split(":")[1], kwargs,
+                                                                json.loads(drawn))
     assert len(found) > 25 and any(name == "three_calls" for name, _, _ in found.values())
     return list(found.values())
 
