@@ -10,6 +10,8 @@ exception that case raised.
 Nothing the submission sends is trusted: before anything is compared, its answer must have
 the structure of the reference's (the same keys, list lengths, prod(shape) numbers in an
 array, finite numbers where the reference's are finite); anything else is a malformed answer.
+A failed value scenario's message also shows the graph it built beside the reference's, from
+drawings asked for only then and checked as strictly (graphs.py); they never decide a verdict.
 """
 
 from __future__ import annotations
