@@ -329,7 +329,7 @@ def wrong_rule(got: Graph, mine: int, wrong: list, tol: Closeness, first: bool) 
         parts.append(f"{what} to the gradient of {call(got, p, op=False)} where "
                      f"{number(e_after - e_before)} is expected")
     word = ratio_word([(g[1] - g[0], e[1] - e[0]) for _, g, e in wrong])
-    return Finding(mine, head + "adds " + "; and ".join(parts) + (f": {word}." if word else "."))
+    return Finding(mine, head + "adds " + ", and ".join(parts) + (f": {word}." if word else "."))
 
 
 def wrong_gradient(expected: Graph, got: Graph, pairs: dict[int, int], mine: int, given_rules: bool,
