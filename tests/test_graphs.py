@@ -222,6 +222,17 @@ def test_another_correct_graph_is_never_told_its_shape_differs(variant, bug, dra
         assert quotients and all("`*`" in report for report in quotients), quotients[:1]
 
 
+def test_an_engine_with_other_fields_gets_no_table(drawn_calls, tmp_path):
+    """Its graph is read through the given constructor's fields only: renamed, there is none."""
+    bug = next(s for s in BUGS if s.name == "mul-assigns-instead-of-adding")
+    build(bug, KIT / "solutions", tmp_path / "built")
+    text = (tmp_path / "built" / "value.py").read_text(encoding="utf-8")
+    renamed = Submission("renamed", (*bug.edits, Edit("value", text, text.replace("_prev", "_inputs"))))
+    assert any(report for _, report in reports(engine(bug, tmp_path / "as-given"), drawn_calls))
+    found = reports(engine(renamed, tmp_path / "renamed"), drawn_calls)
+    assert found == [] and "_inputs" in (tmp_path / "renamed" / "value.py").read_text(encoding="utf-8")
+
+
 # -- drawings are untrusted ----------------------------------------------------------------------------
 
 def drawing(nodes: list, names: dict | None = None) -> dict:
