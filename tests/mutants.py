@@ -569,7 +569,7 @@ def value_program(value: ModuleType, seed: int, record: _Recorder) -> None:
             continue
         nodes.append(call(nodes[i], nodes[j] if arity == 2 else None, c))
         numbers.append(result)
-        quotients = quotients or name in ("a / b", "a / c")
+        quotients = quotients or name in ("a / b", "a / c", "c / a")
         record(f"node {len(nodes) - 1} = {_operands(name, i, j, c)}: data", nodes[-1].data)
     root = len(nodes) - 1
     drawn = [("backward", root)] + [(rng.choice(("backward", "zero_grad")), rng.choice(
@@ -1003,11 +1003,12 @@ def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,
 
 
 def corpus_bugs(scratch: Path, kit: Path = KIT) -> dict[str, Path]:
-    """The single bugs of tests/corpus.py, each built into a folder: name -> folder."""
-    from corpus import BUGS, build
+    """The single bugs of tests/corpus.py, and its changes to the given code, each built into a
+    folder: name -> folder."""
+    from corpus import BUGS, GIVEN_CHANGES, build
 
     folders = {}
-    for n, submission in enumerate(BUGS):
+    for n, submission in enumerate([*BUGS, *GIVEN_CHANGES.values()]):
         folders[submission.name] = scratch / f"bug-{n}"
         build(submission, kit / "solutions", folders[submission.name])
     return folders
