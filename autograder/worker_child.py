@@ -4,13 +4,17 @@ It is started as `python -I -c <this source>` in a folder that holds only the su
 files, so it imports nothing from the kit. Its first message brings the scenario modules'
 sources; every later message asks for one module to be imported or one scenario to be run.
 Every answer is plain JSON made here, so no object the submission made leaves this process.
+A request may carry a limit in seconds of CPU time: a timer interrupts the scenario when it is
+spent, so that a hang costs its limit and this worker goes on to the next request. (The
+trusted side measures the CPU time itself and kills a worker that does not answer in time.)
 """
 
 import builtins
+import gc
 import json
 import os
+import signal
 import sys
-import time
 import traceback
 import types
 
@@ -25,6 +29,14 @@ MAX_ITEMS = 100_000
 
 class Unplain(Exception):
     """An observation that is not plain data."""
+
+
+class TimeUp(BaseException):
+    """The request's CPU time is spent."""
+
+
+def time_up(signum, frame):
+    raise TimeUp
 
 
 def plain(x, depth=0):
@@ -114,15 +126,24 @@ def serve(requests, answers):
     engines = {}
     for line in requests:
         request = json.loads(line)
-        start = time.perf_counter()
+        collecting = gc.isenabled()
+        signal.signal(signal.SIGPROF, time_up)
+        signal.setitimer(signal.ITIMER_PROF, request.get("limit", 0))
         try:
-            answer = {"observations": handle(request, engines)}
+            try:
+                answer = {"observations": handle(request, engines)}
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                signal.signal(signal.SIGPROF, signal.SIG_IGN)  # a late tick must not land below
+        except TimeUp:
+            answer = {"timeout": True}
         except Unplain as error:
             answer = {"unplain": str(error)}
         except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
             answer = {"raised": type(error).__name__, "message": message(error),
                       "where": where(error)}
-        answer["seconds"] = time.perf_counter() - start
+        if collecting:
+            gc.enable()  # a scenario interrupted between gc.disable() and its finally
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
 

@@ -28,7 +28,7 @@ NEEDS_ISOLATION = pytest.mark.skipif(
 def fast_grading(folder: Path) -> Path:
     """grading.toml with short time limits, so that hanging submissions cost seconds."""
     text = (KIT / "grading.toml").read_text(encoding="utf-8")
-    for key, value in {"time_floor_seconds": "0.5", "import_seconds": "3.0"}.items():
+    for key, value in {"import_seconds": "3.0"}.items():
         text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
         assert count == 1, f"grading.toml has no single `{key}` line to shorten"
     path = folder / "grading.toml"
@@ -245,7 +245,7 @@ IN_BACKWARD = {
     "calls_sys_exit": ("import sys; sys.exit(0)", "raised SystemExit"),
     "calls_os_exit": ("import os; os._exit(0)", "the worker exited with status 0 before answering"),
     "raises_keyboard_interrupt": ("raise KeyboardInterrupt", "raised KeyboardInterrupt"),
-    "loops_forever": ("while True: pass", "timed out after 0.5 s"),
+    "loops_forever": ("while True: pass", "timed out after 0.05 s of CPU time"),
     "eats_memory": ("hoard = []\nwhile True: hoard.append(bytes(1 << 28))", "memory limit of 2048 MB"),
     "recurses_without_end": ("def down(n): return down(n + 1)\ndown(0)", "RecursionError"),
     "overflows_the_c_stack": ("import sys\nsys.setrecursionlimit(10**7)\nclass Loop:\n"
