@@ -232,29 +232,39 @@ def release(identity: Identity, cleared: bool) -> None:
 
 def clear(uid: int) -> bool:
     """Kill whatever of `uid` is left anywhere, remove what it left in shared folders; True when
-    no process of it is left."""
+    no process of it runs any more (a zombie runs nothing, and its parent's reaper takes it)."""
     reaper = os.fork()
     if reaper == 0:
-        status = 1
         try:
             _become(uid)
-            for _ in range(100):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(-1, signal.SIGKILL)
-                try:
-                    os.kill(-1, 0)
-                except ProcessLookupError:
-                    status = 0
-                    break
-                select.select([], [], [], 0.01)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(-1, signal.SIGKILL)
         finally:
-            os._exit(status)
-    _, status = os.waitpid(reaper, 0)
+            os._exit(0)
+    os.waitpid(reaper, 0)
+    deadline = time.monotonic() + 5
+    while (left := any(True for _ in processes_of(uid))) and time.monotonic() < deadline:
+        time.sleep(0.01)
     sweep(uid)
     for group in cgroups(uid):
         with contextlib.suppress(OSError):
             os.rmdir(group)
-    return os.waitstatus_to_exitcode(status) == 0
+    return not left
+
+
+def processes_of(uid: int, but: int = 0):
+    """/proc/<pid> of every process of `uid` that still runs (not a zombie), but `but`."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == but:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as status:
+                fields = dict(line.split(b":", 1) for line in status if b":" in line)
+            running = not fields[b"State"].strip().startswith(b"Z")
+            if running and int(fields[b"Uid"].split()[0]) == uid:
+                yield entry.path
+        except (OSError, KeyError, ValueError):
+            continue
 
 
 def _become(uid: int) -> None:
@@ -356,27 +366,28 @@ class CpuClock:
         self.usage = os.open(usage, os.O_RDONLY | os.O_CLOEXEC) if usage else None
         self.clock = ((~pid) << 3) | 2  # CPUCLOCK_SCHED of the whole process `pid`
         self.schedstat = f"/proc/{pid}/schedstat"
-        self.pid, self.uid = pid, uid
+        self.pid, self.uid, self.groups = pid, uid, groups
         self.ticks = os.sysconf("SC_CLK_TCK")
+
+    def others(self) -> bool:
+        """Does a process the worker started still run (after an answer, none should)?"""
+        if self.usage is not None:
+            return any(int(pid) != self.pid for group in self.groups
+                       for pid in Path(group, "cgroup.procs").read_text().split())
+        return self.uid is not None and any(True for _ in processes_of(self.uid, self.pid))
 
     def family(self) -> float:
         """The CPU time of every live process of the worker's uid but the worker itself, so that
         one that makes its children do the work (or burn the machine) is charged for them."""
-        if self.usage is not None or self.uid is None:
+        if self.usage is not None:
             return 0.0
         total = 0
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit() or int(entry.name) == self.pid:
-                continue
+        for path in processes_of(self.uid, self.pid) if self.uid is not None else ():
             try:
-                with open(f"/proc/{entry.name}/status", "rb") as status:
-                    uid_line = next(line for line in status if line.startswith(b"Uid:"))
-                if int(uid_line.split()[1]) != self.uid:
-                    continue
-                with open(f"/proc/{entry.name}/stat", "rb") as stat_file:
+                with open(f"{path}/stat", "rb") as stat_file:
                     fields = stat_file.read().rsplit(b")", 1)[1].split()
                 total += int(fields[11]) + int(fields[12])  # utime, stime
-            except (OSError, StopIteration, IndexError, ValueError):
+            except (OSError, IndexError, ValueError):
                 continue
         return total / self.ticks
 
@@ -496,6 +507,7 @@ class Plan:
     scratch_mb: int
     cgroups: tuple[str, ...]
     channel: int  # the keeper's end of its channel to the grader
+    lock: str | None = None  # the identity's lock file, removed by the keeper if the grader died
 
 
 def rlimits(limits: Limits, chosen: str) -> dict[int, int]:
@@ -614,11 +626,32 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
                 os.rmdir(group)
         if plan.home and plan.level != "isolated":
             shutil.rmtree(plan.home, ignore_errors=True)
+        if plan.level == "unprivileged":
+            sweep(plan.uid)
+        if plan.lock:
+            _release_if_orphaned(plan.lock)
         os.write(plan.channel, f"reaped {status}\n".encode())
     except BaseException:  # noqa: BLE001 - the keeper must never return into Popen's child
         code = 1
     finally:
         os._exit(code)
+
+
+def _release_if_orphaned(path: str) -> None:
+    """Remove the identity's lock if its grader is gone (the lock is free) now that nothing of
+    the identity is left; a live grader holds it and removes it itself."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(descriptor).st_ino == os.stat(path, follow_symlinks=False).st_ino:
+            os.unlink(path)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def _wait_or_stop(channel: int, worker: int) -> int:

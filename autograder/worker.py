@@ -153,7 +153,8 @@ class Worker:
                 level=self.level, uid=uid, home=None if self.home is None else str(self.home),
                 files=self.files if self.level == "isolated" else {},
                 rlimits=sandbox.rlimits(self.limits, self.level), scratch_mb=self.limits.scratch_mb,
-                cgroups=tuple(map(str, self.groups)), channel=self.channel.keepers.fileno())
+                cgroups=tuple(map(str, self.groups)), channel=self.channel.keepers.fileno(),
+                lock=None if self.identity is None else str(self.identity.path))
             try:
                 self.process = subprocess.Popen(
                     [sys.executable, "-I", "-B", "-u", "-c", CHILD_SOURCE, str(request_read),
@@ -271,8 +272,6 @@ class Worker:
         if self.identity is not None:
             if not reaped:  # the keeper did not finish: kill and clear by uid from here
                 reaped = sandbox.clear(self.identity.uid)
-            elif self.level == "unprivileged":
-                sandbox.sweep(self.identity.uid)
             sandbox.release(self.identity, reaped)
             self.identity = None
         if self.home is not None:
@@ -289,6 +288,8 @@ class Worker:
         output.add(self.import_output.encode())
         self.import_output = ""
         answer = self._receive(limit, output)
+        if self.process is not None and self.clock.others():
+            self.stop()  # it left processes running: the next request gets a fresh worker
         answer.output = output.text()
         if answer.raised == "MemoryError":
             answer.message = f"the memory limit of {self.limits.memory_mb} MB was reached"

@@ -35,12 +35,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import sandbox
 from ..config import GRADING_TOML, KIT_ROOT, Grading, Limits, load
-from ..runner import SealedReference, time_limit
+from ..runner import BUSY_EXIT, SealedReference, time_limit
 from . import intake, reports
 from .gradebook import Entry, Gradebook, Score
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
 GRACE_SECONDS = 5.0  # after SIGINT, the time pytest gets to stop its own workers
+BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
 # Start pytest so that it is interrupted (and stops its workers) if this process dies, even by SIGKILL.
 LAUNCHER = """
 import ctypes, os, signal, sys
@@ -216,20 +217,29 @@ def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
 
 
 def grade(job: Job, reference: Path, cap: float, version: str, out: Path,
-          processes: Processes) -> Entry | None:
-    """Run the suites on one staged submission; None when the run is being interrupted."""
+          processes: Processes, digest: str | None = None) -> Entry | None:
+    """Run the suites on one staged submission; None when the run is being interrupted.
+    `digest` is the sealed reference's SHA-256 as it was made: a grading refuses any other."""
     attempt = Path(tempfile.mkdtemp(prefix=job.staged.name + "-", dir=out / "work"))
     results, log = attempt / "results.json", attempt / "pytest.log"
     # --tb=line: a check that crashes is reported by its error alone, never by the suite's code.
     command = pytest_command("--submission", str(job.staged), "--reference", str(reference),
-                             "--results-json", str(results), "--tb=line")
+                             "--results-json", str(results), "--tb=line",
+                             *(("--reference-sha256", digest) if digest else ()))
     start = time.monotonic()
-    code = run_capped(processes, command, log, cap)
+    for _ in range(BUSY_ATTEMPTS):
+        code = run_capped(processes, command, log, cap)
+        if code != BUSY_EXIT:
+            break
     seconds = round(time.monotonic() - start, 3)
     try:
         if code is None or processes.stopping:
             return None
-        if isinstance(code, str):
+        if code == BUSY_EXIT:
+            entry = entry_for(job.submission, version, seconds=seconds, status="failed",
+                              reason=f"the machine was too busy to grade it fairly, {BUSY_ATTEMPTS} times "
+                                     f"({last_line(log)}); grade it again when the machine is less loaded")
+        elif isinstance(code, str):
             entry = entry_for(job.submission, version, seconds=seconds, status="failed", reason=code)
         elif code not in (0, 1) or not results.is_file():
             entry = entry_for(job.submission, version, seconds=seconds, status="failed",
@@ -277,6 +287,8 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     """Grade the submissions in parallel and record each one as soon as it is done."""
     jobs = [Job(s, out / "staging" / staging_name(s.source)) for s in todo if s.files]
     reference = sealed_reference(out, version) if jobs else None
+    # The seal as it is now, made or checked by this run: every grading refuses any other.
+    digest = hashlib.sha256(reference.read_bytes()).hexdigest() if reference else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
     shutil.rmtree(out / "work", ignore_errors=True)  # what an interrupted run left behind
     (out / "work").mkdir()
@@ -287,7 +299,8 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     try:
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("grading", total=len(todo), failed=0)
-            futures = [pool.submit(grade, job, reference, cap, version, out, processes) for job in jobs]
+            futures = [pool.submit(grade, job, reference, cap, version, out, processes, digest)
+                       for job in jobs]
             unreadable = [entry_for(s, version, seconds=0.0, status="failed", reason=s.reason)
                           for s in todo if not s.files]
             failed = 0
@@ -319,6 +332,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"autograder bulk: {error}")
         return 2
     out.mkdir(parents=True, exist_ok=True)
+    out.chmod(0o700)  # the gradebook, the sealed answers, every submission: no other account's
     with (out / "bulk.lock").open("w") as lock:
         try:
             # Released when this process ends, however it ends: two runs would share one gradebook.
