@@ -369,12 +369,27 @@ class CpuClock:
         self.pid, self.uid, self.groups = pid, uid, groups
         self.ticks = os.sysconf("SC_CLK_TCK")
 
-    def others(self) -> bool:
-        """Does a process the worker started still run (after an answer, none should)?"""
+    def others(self) -> list[int]:
+        """The processes the worker started that still run (after an answer, none should)."""
         if self.usage is not None:
-            return any(int(pid) != self.pid for group in self.groups
-                       for pid in Path(group, "cgroup.procs").read_text().split())
-        return self.uid is not None and any(True for _ in processes_of(self.uid, self.pid))
+            return [int(pid) for group in self.groups
+                    for pid in Path(group, "cgroup.procs").read_text().split() if int(pid) != self.pid]
+        if self.uid is None:
+            return []
+        return [int(os.path.basename(path)) for path in processes_of(self.uid, self.pid)]
+
+    def kill_others(self) -> bool:
+        """Kill every process the worker started, round after round (a process being killed
+        cannot fork); False when some are still running after many rounds."""
+        for _ in range(50):
+            left = self.others()
+            if not left:
+                return True
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.001)
+        return not self.others()
 
     def family(self) -> float:
         """The CPU time of every live process of the worker's uid but the worker itself, so that

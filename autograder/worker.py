@@ -288,8 +288,8 @@ class Worker:
         output.add(self.import_output.encode())
         self.import_output = ""
         answer = self._receive(limit, output)
-        if self.process is not None and self.clock.others():
-            self.stop()  # it left processes running: the next request gets a fresh worker
+        if self.process is not None and self.clock.others() and not self.clock.kill_others():
+            self.stop()  # what it started would not die: the next request gets a fresh worker
         answer.output = output.text()
         if answer.raised == "MemoryError":
             answer.message = f"the memory limit of {self.limits.memory_mb} MB was reached"

@@ -10,6 +10,7 @@ trusted side measures the CPU time itself and kills a worker that does not answe
 """
 
 import builtins
+import contextlib
 import gc
 import json
 import os
@@ -25,6 +26,7 @@ __builtins__ = BUILTINS
 
 MAX_DEPTH = 20
 MAX_ITEMS = 100_000
+FORKED = []  # not empty in a process the submission forked from this one
 
 
 class Unplain(Exception):
@@ -119,6 +121,16 @@ def handle(request, engines):
     return plain(function(engine, **request.get("kwargs", {})))
 
 
+def reap():
+    """Collect the children the request left (the grader kills them once it has the answer)."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
 def serve(requests, answers):
     boot = json.loads(requests.readline())
     install_scenarios(boot["scenarios"])
@@ -142,14 +154,29 @@ def serve(requests, answers):
         except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
             answer = {"raised": type(error).__name__, "message": message(error),
                       "where": where(error)}
+        if FORKED:  # an exception brought a forked child back here: it has nothing to say
+            os._exit(0)
         if collecting:
             gc.enable()  # a scenario interrupted between gc.disable() and its finally
+        reap()
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
 
 
 def main():
     request_fd, answer_fd = int(sys.argv[1]), int(sys.argv[2])
+    for fd in (request_fd, answer_fd):
+        os.set_inheritable(fd, False)  # no program the submission starts gets them
+
+    def forked():
+        # A process the submission forks never talks to the grader: it cannot take a request
+        # or answer one (which would mix up the answers of its own worker).
+        FORKED.append(True)
+        for fd in (request_fd, answer_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    os.register_at_fork(after_in_child=forked)
     sys.setrecursionlimit(20_000)
     sys.stdin = open(os.devnull)
     serve(os.fdopen(request_fd, "r"), os.fdopen(answer_fd, "w"))

@@ -200,6 +200,7 @@ def test_a_fifo_a_device_and_a_folder_cost_only_their_files(place, level):
 
 # -- 4. one identity per worker -----------------------------------------------------------------------
 
+# Only this test's own answers count: another grader on a shared machine is not ours to judge.
 SABOTAGE = """
 import glob as _glob, os as _os, time as _time
 
@@ -213,7 +214,7 @@ def _sabotage():
             continue
         for _word in _words:
             _path = _word.decode(errors="replace")
-            if _path.endswith(".json") and _os.path.isfile(_path):
+            if _path.startswith(PREFIX) and _path.endswith(".json") and _os.path.isfile(_path):
                 try:
                     open(_path).read(1)
                     stolen.append(_path)
@@ -248,6 +249,10 @@ if _stolen:  # anything read or written gives the theft away: the honest __mul__
 """
 
 
+def sabotage(mine: Path) -> str:
+    return SABOTAGE.replace("PREFIX", repr(str(mine.parent)))
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_workers_cannot_reach_each_other_or_the_answers(place, level, tmp_path):
     """A bulk run: four correct students beside one who reads the sealed answers and the
@@ -255,7 +260,7 @@ def test_workers_cannot_reach_each_other_or_the_answers(place, level, tmp_path):
     klass = tmp_path / "class"
     for index in range(4):
         shutil.copytree(KIT / "solutions", klass / f"correct{index}")
-    make_submission(klass, "saboteur", at_import=SABOTAGE)
+    make_submission(klass, "saboteur", at_import=sabotage(tmp_path))
     out = tmp_path / "out"
     done = run_grading(level, klass, tmp_path, "bulk", command=[
         sys.executable, "-c", BULK,
@@ -278,7 +283,7 @@ def test_the_live_reference_worker_is_out_of_reach(place, level):
     closed.mkdir(mode=0o700, parents=True)
     shutil.copytree(KIT / "solutions", closed / "solutions")
     done = graded(place, level, "reads_the_reference", "--reference", str(closed / "solutions"),
-                  at_import=SABOTAGE)
+                  at_import=sabotage(place["folder"]))
     assert scores(done.results) == place["honest"]
 
 
