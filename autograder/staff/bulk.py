@@ -35,7 +35,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import sandbox
 from ..config import GRADING_TOML, KIT_ROOT, Grading, Limits, load
-from ..runner import BUSY_EXIT, SealedReference, time_limit
+from ..runner import BUSY_EXIT, SealedReference, exposed, time_limit
 from . import intake, reports
 from .gradebook import Entry, Gradebook, Score
 
@@ -108,6 +108,8 @@ def pytest_env() -> dict[str, str]:
 
 def sealed_reference(out: Path, version: str) -> Path:
     """The reference's answers for this grader version, sealed once and kept under OUTDIR."""
+    if sandbox.level() == "refused":  # no submission may run here: say why, once
+        raise BulkError(sandbox.refusal())
     solutions = KIT_ROOT / "solutions"
     if not solutions.is_dir():
         if SHIPPED_REFERENCE.is_file():
@@ -117,6 +119,8 @@ def sealed_reference(out: Path, version: str) -> Path:
     sealed = out / "reference" / f"{version}.json"
     if sealed.is_file():
         return sealed
+    if problem := exposed(solutions):
+        raise BulkError(problem)
     sealed.parent.mkdir(parents=True, exist_ok=True)
     partial = sealed.with_suffix(".partial")
     log = sealed.with_suffix(".log")
