@@ -252,6 +252,34 @@ def clear(uid: int) -> bool:
     return not left
 
 
+def _kill_if_still(pid: int, uid: int | None, groups: list[Path]) -> None:
+    """SIGKILL `pid` if it is still the worker's (its uid, or in its cgroup), through a pidfd so
+    that a pid the system gave to another process meanwhile is never hit."""
+    try:
+        pinned = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        if groups:
+            mine = any(str(pid) in Path(group, "cgroup.procs").read_text().split() for group in groups)
+        else:
+            mine = uid is not None and _uid_of(pid) == uid
+        if mine:
+            signal.pidfd_send_signal(pinned, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(pinned)
+
+
+def _uid_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            return int(next(line for line in status if line.startswith(b"Uid:")).split()[1])
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
 def processes_of(uid: int, but: int = 0):
     """/proc/<pid> of every process of `uid` that still runs (not a zombie), but `but`."""
     for entry in os.scandir("/proc"):
@@ -386,8 +414,7 @@ class CpuClock:
             if not left:
                 return True
             for pid in left:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+                _kill_if_still(pid, self.uid, self.groups if self.usage is not None else [])
             time.sleep(0.001)
         return not self.others()
 
@@ -413,6 +440,16 @@ class CpuClock:
             return time.clock_gettime(self.clock)
         except OSError:
             return 0.0  # gone: its death is noticed on the answer channel
+
+    def lowered(self) -> bool:
+        """Has the worker lowered its own priority (nice, SCHED_IDLE or SCHED_BATCH), so that
+        the time it waits for a CPU is its own doing?"""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stats:
+                fields = stats.read().rsplit(b")", 1)[1].split()
+            return int(fields[16]) > 0 or int(fields[38]) != 0  # nice, policy
+        except (OSError, IndexError, ValueError):
+            return False
 
     def waited(self) -> float | None:
         """Seconds the worker spent runnable but waiting for a CPU (None where the kernel does not

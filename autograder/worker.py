@@ -205,7 +205,10 @@ class Worker:
                 family_cpu = family - family_start
             cpu = clock.seconds() - cpu_start + family_cpu
             waited = clock.waited()
-            # Time that was neither on a CPU nor waiting for one: sleeping, blocked.
+            # Time that was neither on a CPU nor waiting for one: sleeping, blocked. A worker that
+            # lowered its own priority waits for a CPU by its own doing: that time is its own.
+            if clock.lowered():
+                waited = waited_start
             idle = None if waited is None or waited_start is None else wall - (waited - waited_start) - cpu
             verdict = judge_time(limit, grace, idle_limit, cap, cpu, idle, wall)
             if verdict is not None:

@@ -503,3 +503,30 @@ def test_no_account_can_run_the_python_so_nothing_runs(place):
     assert done.code == pytest.ExitCode.USAGE_ERROR and done.results is None
     assert "refuses to run submissions" in done.output and "Fix:" in done.output
     assert "Traceback" not in done.output and not marker.exists()
+
+
+LOWERS_ITSELF = """
+import os
+os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+os.nice(19)
+while True:
+    pass
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_worker_that_starves_itself_times_out_and_is_not_excused(place, level):
+    """SCHED_IDLE and nice 19 make a worker wait for the CPU on a busy machine: that wait is its
+    own, so its hang times out like any other, never passes for a busy machine."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+             for _ in range(4)]
+    try:
+        done = graded(place, level, "starves_itself", in_backward=LOWERS_ITSELF)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    assert done.code == 1
+    for part, entry in done.results.items():
+        assert entry["score"] == (0 if part.startswith("value.") else place["honest"][part]), part
+    assert "timed out" in done.results["value.backward"]["output"]
