@@ -68,16 +68,6 @@ def start_sandbox() -> str:
         pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
 
 
-def exposed(folder: Path) -> str | None:
-    """Why the live reference in `folder` may not be used at this sandbox level, if it may not:
-    without a private view of the files, a submission reads what any account can read."""
-    if sandbox.level() == "unprivileged" and sandbox.readable_by_others(folder):
-        return (f"{folder}: any account can read the reference here, and submissions run as "
-                "unprivileged accounts with no private view of the files: close it to them "
-                f"(chmod 700 {folder}) and grade again")
-    return None
-
-
 def time_limit(limits: Limits, reference_seconds: float) -> float:
     """The CPU time a scenario may take: a multiple of the reference's, with a floor."""
     return max(limits.time_floor_seconds, limits.time_multiplier * reference_seconds)
@@ -93,7 +83,7 @@ class LiveReference:
 
     def __init__(self, folder: Path, grading: Grading) -> None:
         start_sandbox()
-        if problem := exposed(folder):
+        if problem := sandbox.exposed(folder, "the reference"):
             pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
         self.worker = new_worker(folder, grading.limits)
         self.answers: dict[str, Answer] = {}

@@ -469,21 +469,26 @@ class CpuClock:
 # -- the level -------------------------------------------------------------------------------------
 
 def _closed_to_others(path: str) -> str | None:
-    """The first folder on the way to `path` that other accounts may not enter, or `path`
-    itself when they may not run it; None when any account can run it."""
+    """The first folder on the way to `path` (as written, then as its links resolve) that other
+    accounts may not enter, or `path` itself when they may not run it; None when they can."""
     real = Path(os.path.realpath(path))
-    for folder in [*reversed(real.parents)]:
+    for folder in [*reversed(Path(os.path.abspath(path)).parents), *reversed(real.parents)]:
         if not os.stat(folder).st_mode & stat.S_IXOTH:
             return str(folder)
     return None if os.stat(real).st_mode & stat.S_IXOTH else str(real)
 
 
-def readable_by_others(folder: Path) -> bool:
-    """Can an account with no groups read files in `folder` by name?"""
+def exposed(folder: Path, what: str) -> str | None:
+    """Why `folder` must not be used at this level, if it must not: a worker with no private view
+    of the files (`unprivileged`) reads whatever any account can reach."""
+    if level() != "unprivileged":
+        return None
     real = Path(os.path.realpath(folder))
-    if any(not os.stat(part).st_mode & stat.S_IXOTH for part in [real, *real.parents]):
-        return False
-    return any(path.stat().st_mode & stat.S_IROTH for path in real.glob("*.py"))
+    if all(os.stat(part).st_mode & stat.S_IXOTH for part in [real, *real.parents]):
+        return (f"{folder}: {what} is open to every account here, and submissions run as "
+                "unprivileged accounts with no private view of the files: close it to them "
+                f"(chmod 700 {folder}) and grade again")
+    return None
 
 
 def refusal() -> str:
@@ -648,11 +653,13 @@ def _isolate(plan: Plan, root: str) -> None:
 
 def _keep(plan: Plan, worker: int, alive: int) -> None:
     """The keeper: wait for the worker to end, or for the grader to ask (or die), then leave
-    nothing of it alive and report the worker's wait status. Never returns."""
-    code = 0
+    nothing of it alive and report the worker's wait status. Never returns; whatever goes
+    wrong on the way, the cleaning is still done."""
+    status = None
     try:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        os.write(plan.channel, f"worker {worker}\n".encode())
+        with contextlib.suppress(OSError):  # a grader already gone still gets its worker killed
+            os.write(plan.channel, f"worker {worker}\n".encode())
         null = os.open(os.devnull, os.O_RDWR)
         for standard in (0, 1, 2):
             os.dup2(null, standard)
@@ -662,31 +669,42 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
         os.closerange(keep[0] + 1, keep[1])
         os.closerange(keep[1] + 1, 1 << 20)
         status = _wait_or_stop(plan.channel, worker)
-        if plan.level == "unprivileged":
-            _kill_identity(plan.uid)
-        elif plan.level == "limits":
-            _kill_children()
-        while True:  # every orphan of the worker was handed to the keeper: reap until none is left
-            try:
-                os.waitpid(-1, 0)
-            except ChildProcessError:
-                break
-            except InterruptedError:
-                continue
-        for group in plan.cgroups:
-            with contextlib.suppress(OSError):
-                os.rmdir(group)
-        if plan.home and plan.level != "isolated":
-            shutil.rmtree(plan.home, ignore_errors=True)
-        if plan.level == "unprivileged":
-            sweep(plan.uid)
-        if plan.lock:
-            _release_if_orphaned(plan.lock)
-        os.write(plan.channel, f"reaped {status}\n".encode())
     except BaseException:  # noqa: BLE001 - the keeper must never return into Popen's child
-        code = 1
+        with contextlib.suppress(OSError):
+            os.kill(worker, signal.SIGKILL)
+    try:
+        _leave_nothing(plan)
+        if status is not None:
+            with contextlib.suppress(OSError):
+                os.write(plan.channel, f"reaped {status}\n".encode())
     finally:
-        os._exit(code)
+        os._exit(0)
+
+
+def _leave_nothing(plan: Plan) -> None:
+    """In the keeper, once the worker is dead or killed: kill and reap everything it started,
+    then remove its cgroups, its folder, what its uid left in shared folders, and its lock if
+    the grader is gone."""
+    if plan.level == "unprivileged":
+        _kill_identity(plan.uid)
+    elif plan.level == "limits":
+        _kill_children()
+    while True:  # every orphan of the worker was handed to the keeper: reap until none is left
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    for group in plan.cgroups:
+        with contextlib.suppress(OSError):
+            os.rmdir(group)
+    if plan.home and plan.level != "isolated":
+        shutil.rmtree(plan.home, ignore_errors=True)
+    if plan.level == "unprivileged":
+        sweep(plan.uid)
+    if plan.lock:
+        _release_if_orphaned(plan.lock)
 
 
 def _release_if_orphaned(path: str) -> None:

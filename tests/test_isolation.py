@@ -39,7 +39,8 @@ GRADING_SECONDS = 600
 BULK = "import sys; from autograder.staff.cli import main; sys.exit(main(sys.argv[1:]))"
 
 # Run as a default container would: cgroups hidden (Docker mounts them read-only), the
-# reference's folder closed to other accounts, the Python opened or not, CAP_SYS_ADMIN gone.
+# reference's folder closed to other accounts, CAP_SYS_ADMIN gone, and (for `container`) every
+# folder on the way to this Python opened to other accounts by a view of it of mode 711.
 CONTAINER = r"""
 set -e
 mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup
@@ -47,22 +48,31 @@ mkdir "$WORK/solutions"
 cp "$KIT"/solutions/*.py "$WORK/solutions"
 mount -t tmpfs -o mode=0700 tmpfs "$KIT/solutions"
 cp "$WORK"/solutions/*.py "$KIT/solutions"
-if [ -n "$BLOCKER" ]; then
-    mkdir -m 0711 "$WORK/open" "$WORK/open/$STEP"
-    mount --rbind "$BLOCKER/$STEP" "$WORK/open/$STEP"
-    mount --rbind "$WORK/open" "$BLOCKER"
-fi
+OPEN
 exec setpriv --bounding-set -sys_admin "$@"
 """
 
 
-def python_blocker() -> tuple[str, str] | None:
-    """The folder that keeps other accounts from this Python, and the step below it on the way."""
-    blocker = sandbox._closed_to_others(sys.executable)
-    if blocker is None or not os.path.isdir(blocker):
-        return None
-    real = Path(os.path.realpath(sys.executable))
-    return blocker, real.relative_to(blocker).parts[0]
+def closed_steps() -> list[tuple[str, set[str]]]:
+    """The folders on the way to this Python that other accounts may not enter, deepest first,
+    each with the names below it that lead there."""
+    found: dict[str, set[str]] = {}
+    for path in (Path(os.path.abspath(sys.executable)), Path(os.path.realpath(sys.executable))):
+        for folder in path.parents:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                found.setdefault(str(folder), set()).add(path.relative_to(folder).parts[0])
+    return sorted(found.items(), key=lambda item: -len(Path(item[0]).parts))
+
+
+def opening(work: Path) -> str:
+    lines = []
+    for index, (folder, steps) in enumerate(closed_steps()):
+        view = work / f"open{index}"
+        lines.append(f"mkdir -m 0711 {view}")
+        for step in sorted(steps):
+            lines += [f"mkdir -m 0711 {view / step}", f"mount --rbind {Path(folder) / step} {view / step}"]
+        lines.append(f"mount --rbind {view} {folder}")
+    return "\n".join(lines)
 
 
 def prefix(level: str, work: Path) -> tuple[list[str], dict[str, str]]:
@@ -70,13 +80,11 @@ def prefix(level: str, work: Path) -> tuple[list[str], dict[str, str]]:
     if level == "isolated":
         return [], {}
     work.mkdir(parents=True, exist_ok=True)
-    env = {"WORK": str(work), "KIT": str(KIT), "BLOCKER": "", "STEP": ""}
-    found = python_blocker()
-    if level == "container" and found:
-        env["BLOCKER"], env["STEP"] = found
-    if level == "closed" and not found:
+    if level == "closed" and not closed_steps():
         pytest.skip("this Python is open to every account; no closed one to try")
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", CONTAINER, "container"], env
+    script = CONTAINER.replace("OPEN", opening(work) if level == "container" else "")
+    return (["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "container"],
+            {"WORK": str(work), "KIT": str(KIT)})
 
 
 @pytest.fixture(scope="module")
@@ -530,3 +538,24 @@ def test_a_worker_that_starves_itself_times_out_and_is_not_excused(place, level)
     for part, entry in done.results.items():
         assert entry["score"] == (0 if part.startswith("value.") else place["honest"][part]), part
     assert "timed out" in done.results["value.backward"]["output"]
+
+
+def test_a_reference_or_class_open_to_every_account_is_refused(place, tmp_path):
+    """As a default container: a live reference, or a class folder, that every account can
+    reach would be read by the submissions; the grader says so and grades nothing."""
+    import tempfile
+
+    open_folder = Path(tempfile.mkdtemp(prefix="open-"))
+    try:
+        open_folder.chmod(0o755)
+        shutil.copytree(KIT / "solutions", open_folder / "solutions")
+        shutil.copytree(KIT / "solutions", open_folder / "class" / "alice")
+        done = run_grading("container", KIT / "solutions", tmp_path, "open-reference", "--grading",
+                           str(place["grading"]), "--reference", str(open_folder / "solutions"))
+        assert done.code == pytest.ExitCode.USAGE_ERROR and done.results is None
+        assert "the reference is open to every account" in done.output and "chmod 700" in done.output
+        bulk = run_grading("container", open_folder / "class", tmp_path, "open-class", command=[
+            sys.executable, "-c", BULK, "bulk", str(open_folder / "class"), "-o", str(tmp_path / "out")])
+        assert bulk.code == 2 and "the class folder is open to every account" in " ".join(bulk.output.split())
+    finally:
+        shutil.rmtree(open_folder)

@@ -35,7 +35,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import sandbox
 from ..config import GRADING_TOML, KIT_ROOT, Grading, Limits, load
-from ..runner import BUSY_EXIT, SealedReference, exposed, time_limit
+from ..runner import BUSY_EXIT, SealedReference, time_limit
 from . import intake, reports
 from .gradebook import Entry, Gradebook, Score
 
@@ -119,7 +119,7 @@ def sealed_reference(out: Path, version: str) -> Path:
     sealed = out / "reference" / f"{version}.json"
     if sealed.is_file():
         return sealed
-    if problem := exposed(solutions):
+    if problem := sandbox.exposed(solutions, "the reference"):
         raise BulkError(problem)
     sealed.parent.mkdir(parents=True, exist_ok=True)
     partial = sealed.with_suffix(".partial")
@@ -334,6 +334,9 @@ def run(args: argparse.Namespace) -> int:
         submissions = intake.collect(args.submissions, ignore=out)
     except (intake.IntakeError, OSError) as error:
         console.print(f"autograder bulk: {error}")
+        return 2
+    if problem := sandbox.exposed(args.submissions, "the class folder"):  # a student reads another's
+        console.print(f"autograder bulk: {problem}")
         return 2
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # the gradebook, the sealed answers, every submission: no other account's
