@@ -252,19 +252,37 @@ def clear(uid: int) -> bool:
     return not left
 
 
-def _kill_if_still(pid: int, uid: int | None, groups: list[Path]) -> None:
-    """SIGKILL `pid` if it is still the worker's (its uid, or in its cgroup), through a pidfd so
-    that a pid the system gave to another process meanwhile is never hit."""
+def _children(pid: int) -> list[int]:
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for thread in threads:
+        with contextlib.suppress(OSError):
+            found += map(int, Path(f"/proc/{pid}/task/{thread}/children").read_text().split())
+    return found
+
+
+def _parent_if_running(pid: int) -> int | None:
+    """The parent of `pid`, None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stats:
+            state, parent = stats.read().rsplit(b")", 1)[1].split()[:2]
+    except (OSError, ValueError):
+        return None
+    return None if state in (b"Z", b"X") else int(parent)
+
+
+def _kill_child(pid: int, parents: tuple[int, int]) -> None:
+    """SIGKILL `pid` if it is still a child of one of `parents`, through a pidfd, so that a pid
+    the system gave to another process meanwhile is never hit."""
     try:
         pinned = os.pidfd_open(pid)
     except OSError:
         return
     try:
-        if groups:
-            mine = any(str(pid) in Path(group, "cgroup.procs").read_text().split() for group in groups)
-        else:
-            mine = uid is not None and _uid_of(pid) == uid
-        if mine:
+        if _parent_if_running(pid) in parents:
             signal.pidfd_send_signal(pinned, signal.SIGKILL)
     except OSError:
         pass
@@ -389,32 +407,30 @@ class CpuClock:
     (every process the worker started) where it has one, else its own process CPU clock, and
     on demand (`family`) the CPU time of every process of its uid."""
 
-    def __init__(self, pid: int, groups: list[Path], uid: int | None) -> None:
+    def __init__(self, pid: int, keeper: int, groups: list[Path], uid: int | None) -> None:
         usage = next((g / "cpuacct.usage" for g in groups if (g / "cpuacct.usage").exists()), None)
         self.usage = os.open(usage, os.O_RDONLY | os.O_CLOEXEC) if usage else None
         self.clock = ((~pid) << 3) | 2  # CPUCLOCK_SCHED of the whole process `pid`
         self.schedstat = f"/proc/{pid}/schedstat"
-        self.pid, self.uid, self.groups = pid, uid, groups
+        self.pid, self.keeper, self.uid, self.groups = pid, keeper, uid, groups
         self.ticks = os.sysconf("SC_CLK_TCK")
 
     def others(self) -> list[int]:
-        """The processes the worker started that still run (after an answer, none should)."""
-        if self.usage is not None:
-            return [int(pid) for group in self.groups
-                    for pid in Path(group, "cgroup.procs").read_text().split() if int(pid) != self.pid]
-        if self.uid is None:
-            return []
-        return [int(os.path.basename(path)) for path in processes_of(self.uid, self.pid)]
+        """The processes the worker started that still run (after an answer, none should). The
+        top of every such chain is a child of the worker or, once orphaned, of the keeper (its
+        subreaper): two small files say, where a scan of /proc would take milliseconds."""
+        return [pid for pid in _children(self.pid) + _children(self.keeper)
+                if pid != self.pid and _parent_if_running(pid) in (self.pid, self.keeper)]
 
     def kill_others(self) -> bool:
         """Kill every process the worker started, round after round (a process being killed
-        cannot fork); False when some are still running after many rounds."""
+        cannot fork, and its children come up to the keeper); False when some still run."""
         for _ in range(50):
             left = self.others()
             if not left:
                 return True
             for pid in left:
-                _kill_if_still(pid, self.uid, self.groups if self.usage is not None else [])
+                _kill_child(pid, (self.pid, self.keeper))
             time.sleep(0.001)
         return not self.others()
 
@@ -602,9 +618,6 @@ def confine(plan: Plan) -> Callable[[], None]:
 
 
 def _become_worker(plan: Plan, alive: int, root: str) -> None:
-    for group in plan.cgroups:
-        with open(os.path.join(group, "cgroup.procs"), "w") as procs:
-            procs.write("0\n")
     if plan.level == "isolated":
         _isolate(plan, root)
     else:
@@ -660,6 +673,13 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         with contextlib.suppress(OSError):  # a grader already gone still gets its worker killed
             os.write(plan.channel, f"worker {worker}\n".encode())
+        # Into its cgroups while it starts Python (moving a process takes milliseconds in cgroup
+        # v1); the grader sends it no submission code before this is done.
+        for group in plan.cgroups:
+            with open(os.path.join(group, "cgroup.procs"), "w") as procs:
+                procs.write(f"{worker}\n")
+        with contextlib.suppress(OSError):
+            os.write(plan.channel, b"placed\n")
         null = os.open(os.devnull, os.O_RDWR)
         for standard in (0, 1, 2):
             os.dup2(null, standard)
@@ -810,6 +830,11 @@ class Channel:
         if line is None:
             raise SandboxError("the worker's keeper did not start")
         return int(line)
+
+    def placed(self, timeout: float) -> None:
+        """Wait until the keeper has put the worker into its cgroups."""
+        if self._line(b"placed", timeout) is None:
+            raise SandboxError("the worker's keeper did not place the worker in its cgroups")
 
     def report(self, timeout: float) -> int | None:
         """The worker's wait status once the keeper has left nothing of it alive; None when the

@@ -166,7 +166,8 @@ class Worker:
                 self.channel.started()
                 os.close(request_read)
                 os.close(answer_write)
-            self.clock = sandbox.CpuClock(self.channel.worker_pid(KEEPER_SECONDS), self.groups, uid)
+            self.clock = sandbox.CpuClock(self.channel.worker_pid(KEEPER_SECONDS), self.process.pid,
+                                          self.groups, uid)
         except BaseException:
             if self.process is None:
                 self._let_go(self.channel.reaped(KEEPER_SECONDS))
@@ -177,6 +178,11 @@ class Worker:
         self.buffer = b""
         self.loaded = set()
         self._send({"scenarios": scenarios.sources()})
+        try:
+            self.channel.placed(KEEPER_SECONDS)  # before any submission code runs
+        except BaseException:
+            self.stop()
+            raise
 
     def _send(self, message: dict) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -204,17 +210,18 @@ class Worker:
                 family_start = family if family_start is None else family_start
                 family_cpu = family - family_start
             cpu = clock.seconds() - cpu_start + family_cpu
-            waited = clock.waited()
-            # Time that was neither on a CPU nor waiting for one: sleeping, blocked. A worker that
-            # lowered its own priority waits for a CPU by its own doing: that time is its own.
-            if clock.lowered():
-                waited = waited_start
-            idle = None if waited is None or waited_start is None else wall - (waited - waited_start) - cpu
+            idle = None
+            if wall > idle_limit and waited_start is not None:  # idle <= wall: no need to look before
+                # Time that was neither on a CPU nor waiting for one: sleeping, blocked. A worker
+                # that lowered its own priority waits for a CPU by its own doing: that is its own.
+                waited = waited_start if clock.lowered() else clock.waited()
+                idle = None if waited is None else wall - (waited - waited_start) - cpu
             verdict = judge_time(limit, grace, idle_limit, cap, cpu, idle, wall)
             if verdict is not None:
                 self.stop()
                 return verdict
-            left = min(limit + grace - cpu, cap - wall, idle_limit - idle if idle is not None else cap,
+            idle_left = cap if waited_start is None else idle_limit - (wall if idle is None else idle)
+            left = min(limit + grace - cpu, cap - wall, idle_left,
                        FAMILY_EVERY_SECONDS if family_start is not None else cap)
             ready = select.select([self.answers, self.printed], [], [], max(left, 0.002))[0]
             if self.printed in ready:
