@@ -37,8 +37,12 @@ class TimeUp(BaseException):
     """The request's CPU time is spent."""
 
 
+ARMED = []  # not empty while a request's timer runs
+
+
 def time_up(signum, frame):
-    raise TimeUp
+    if ARMED:
+        raise TimeUp
 
 
 def plain(x, depth=0):
@@ -139,14 +143,15 @@ def serve(requests, answers):
     for line in requests:
         request = json.loads(line)
         collecting = gc.isenabled()
-        signal.signal(signal.SIGPROF, time_up)
+        signal.signal(signal.SIGPROF, time_up)  # again: the submission may have changed it
+        ARMED.append(True)
         signal.setitimer(signal.ITIMER_PROF, request.get("limit", 0))
         try:
             try:
                 answer = {"observations": handle(request, engines)}
             finally:
+                ARMED.clear()  # a late tick must not land below
                 signal.setitimer(signal.ITIMER_PROF, 0)
-                signal.signal(signal.SIGPROF, signal.SIG_IGN)  # a late tick must not land below
         except TimeUp:
             answer = {"timeout": True}
         except Unplain as error:
