@@ -54,8 +54,8 @@ def patient(worker: Worker, scenario_id: str, kwargs: dict, limit: float) -> Ans
     return answer
 
 
-def new_worker(folder: Path, limits: Limits) -> Worker:
-    worker = Worker(folder, limits)
+def new_worker(folder: Path, limits: Limits, share: bool = True) -> Worker:
+    worker = Worker(folder, limits, share=share)
     LIVE.append(worker)
     return worker
 
@@ -85,7 +85,7 @@ class LiveReference:
         start_sandbox()
         if problem := sandbox.exposed(folder, "the reference"):
             pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
-        self.worker = new_worker(folder, grading.limits)
+        self.worker = new_worker(folder, grading.limits, share=False)
         self.answers: dict[str, Answer] = {}
         self.timeout = grading.limits.test_timeout_seconds
 

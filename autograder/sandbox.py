@@ -252,9 +252,10 @@ def clear(uid: int) -> bool:
     return not left
 
 
-def _children(pid: int) -> list[int]:
+def _children(pid: int, threads: bool = True) -> list[int]:
+    """The children of every thread of `pid` (of its main thread only when not `threads`)."""
     try:
-        threads = os.listdir(f"/proc/{pid}/task")
+        threads = os.listdir(f"/proc/{pid}/task") if threads else [str(pid)]
     except OSError:
         return []
     found = []
@@ -419,7 +420,7 @@ class CpuClock:
         """The processes the worker started that still run (after an answer, none should). The
         top of every such chain is a child of the worker or, once orphaned, of the keeper (its
         subreaper): two small files say, where a scan of /proc would take milliseconds."""
-        return [pid for pid in _children(self.pid) + _children(self.keeper)
+        return [pid for pid in _children(self.pid) + _children(self.keeper, threads=False)
                 if pid != self.pid and _parent_if_running(pid) in (self.pid, self.keeper)]
 
     def kill_others(self) -> bool:

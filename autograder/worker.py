@@ -112,8 +112,11 @@ class Worker:
     """One implementation (a submission or the reference) behind a process boundary."""
 
     def __init__(self, folder: Path, limits: Limits,
-                 snapshot: tuple[dict[str, bytes], dict[str, Answer]] | None = None) -> None:
-        self.folder, self.limits = Path(folder), limits
+                 snapshot: tuple[dict[str, bytes], dict[str, Answer]] | None = None,
+                 share: bool = True) -> None:
+        """`share`: a cgroup of its own where the machine has them (its fair share of the CPU,
+        and the CPU time of all it starts); the reference's trusted worker needs none."""
+        self.folder, self.limits, self.share = Path(folder), limits, share
         self.files, self.unreadable = snapshot or read_files(self.folder)
         self.broken: dict[str, Answer] = dict(self.unreadable)
         self.process: subprocess.Popen | None = None
@@ -139,7 +142,7 @@ class Worker:
                     (self.home / f"{name}.py").write_bytes(data)
                     if uid is not None:
                         os.chown(self.home / f"{name}.py", uid, uid)
-            self.groups = sandbox.make_cgroups(uid) if uid is not None else []
+            self.groups = sandbox.make_cgroups(uid) if uid is not None and self.share else []
             request_read, self.requests = os.pipe()
             self.answers, answer_write = os.pipe()
             home = sandbox.INSIDE if self.level == "isolated" else str(self.home)
@@ -197,7 +200,7 @@ class Worker:
         `limit` seconds of the worker's CPU time (and a grace to answer once its own timer
         has interrupted it)."""
         clock = self.clock
-        cpu_start, wall_start, waited_start = clock.seconds(), time.monotonic(), clock.waited()
+        cpu_start, wall_start, waited_start = clock.seconds(), time.monotonic(), None
         family_start, family_checked, family_cpu = None, 0.0, 0.0
         grace = GRACE_SECONDS + 0.1 * limit
         idle_limit = 2 * limit + IDLE_SLACK_SECONDS
@@ -210,6 +213,8 @@ class Worker:
                 family_start = family if family_start is None else family_start
                 family_cpu = family - family_start
             cpu = clock.seconds() - cpu_start + family_cpu
+            if waited_start is None and wall > WAITED_FROM_SECONDS:
+                waited_start = clock.waited()  # a wait before this counts as idle: a little stricter
             idle = None
             if wall > idle_limit and waited_start is not None:  # idle <= wall: no need to look before
                 # Time that was neither on a CPU nor waiting for one: sleeping, blocked. A worker
@@ -220,7 +225,10 @@ class Worker:
             if verdict is not None:
                 self.stop()
                 return verdict
-            idle_left = cap if waited_start is None else idle_limit - (wall if idle is None else idle)
+            if waited_start is None:  # look again once it is old enough (or never: no statistics)
+                idle_left = WAITED_FROM_SECONDS - wall if wall <= WAITED_FROM_SECONDS else cap
+            else:
+                idle_left = idle_limit - (wall if idle is None else idle)
             left = min(limit + grace - cpu, cap - wall, idle_left,
                        FAMILY_EVERY_SECONDS if family_start is not None else cap)
             ready = select.select([self.answers, self.printed], [], [], max(left, 0.002))[0]
@@ -343,6 +351,7 @@ TIMED_OUT = "timed out"
 GRACE_SECONDS = 0.05  # CPU time a worker has to answer once its own timer has interrupted it
 IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
 FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
+WAITED_FROM_SECONDS = 0.05  # a request this old starts counting its wait for a CPU
 
 
 def timed_out(limit: float) -> str:
