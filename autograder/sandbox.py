@@ -695,9 +695,13 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
             os.kill(worker, signal.SIGKILL)
     try:
         _leave_nothing(plan)
-        if status is not None:
-            with contextlib.suppress(OSError):
-                os.write(plan.channel, f"reaped {status}\n".encode())
+        try:
+            os.write(plan.channel, f"reaped {status}\n".encode() if status is not None else b"")
+            told = status is not None
+        except OSError:
+            told = False  # the grader is gone: so is its hold on the identity, in a moment
+        if plan.lock and not told:
+            _release_if_orphaned(plan.lock)
     finally:
         os._exit(0)
 
@@ -724,19 +728,24 @@ def _leave_nothing(plan: Plan) -> None:
         shutil.rmtree(plan.home, ignore_errors=True)
     if plan.level == "unprivileged":
         sweep(plan.uid)
-    if plan.lock:
-        _release_if_orphaned(plan.lock)
 
 
 def _release_if_orphaned(path: str) -> None:
-    """Remove the identity's lock if its grader is gone (the lock is free) now that nothing of
-    the identity is left; a live grader holds it and removes it itself."""
+    """Remove the identity's lock once its dead grader's hold on it is gone (its files close one
+    by one as it exits), now that nothing of the identity is left."""
     try:
         descriptor = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for _ in range(200):
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                time.sleep(0.01)
+        else:
+            return  # still held: by a grader that lives after all, which removes it itself
         if os.fstat(descriptor).st_ino == os.stat(path, follow_symlinks=False).st_ino:
             os.unlink(path)
     except OSError:
