@@ -178,6 +178,7 @@ class Worker:
                 self.stop()
             raise
         self.printed = self.process.stdout.fileno()
+        self.printing = True  # until its output reaches its end (the worker closed it)
         self.buffer = b""
         self.loaded = set()
         self._send({"scenarios": scenarios.sources()})
@@ -231,9 +232,12 @@ class Worker:
                 idle_left = idle_limit - (wall if idle is None else idle)
             left = min(limit + grace - cpu, cap - wall, idle_left,
                        FAMILY_EVERY_SECONDS if family_start is not None else cap)
-            ready = select.select([self.answers, self.printed], [], [], max(left, 0.002))[0]
+            watched = [self.answers, self.printed] if self.printing else [self.answers]
+            ready = select.select(watched, [], [], max(left, 0.002))[0]
             if self.printed in ready:
-                output.add(os.read(self.printed, 1 << 20))
+                chunk = os.read(self.printed, 1 << 20)
+                output.add(chunk)
+                self.printing = bool(chunk)  # at its end it is always ready: watch it no more
             if self.answers in ready:
                 chunk = os.read(self.answers, 1 << 20)
                 if not chunk:
@@ -242,7 +246,8 @@ class Worker:
                 if len(self.buffer) > MAX_ANSWER_BYTES:
                     self.stop()
                     return Answer(failure="the worker's answer was larger than 32 MB")
-        while select.select([self.printed], [], [], 0)[0] and (chunk := os.read(self.printed, 1 << 20)):
+        while self.printing and select.select([self.printed], [], [], 0)[0] and (
+                chunk := os.read(self.printed, 1 << 20)):
             output.add(chunk)  # printed before the answer was written, so already in the pipe
         line, self.buffer = self.buffer.split(b"\n", 1)
         answer = Answer.from_json(line)

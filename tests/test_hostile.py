@@ -126,6 +126,11 @@ AT_IMPORT = {
         for _ in range(200):
             _sys.stdout.write("x" * (1 << 20))
         """,
+    "closes_its_output": """
+        import os as _os
+        _os.close(1)
+        _os.close(2)
+        """,
     "forks_many_children": """
         import os as _os, time as _time
         for _ in range(300):
