@@ -291,14 +291,6 @@ def _kill_child(pid: int, parents: tuple[int, int]) -> None:
         os.close(pinned)
 
 
-def _uid_of(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as status:
-            return int(next(line for line in status if line.startswith(b"Uid:")).split()[1])
-    except (OSError, StopIteration, ValueError):
-        return None
-
-
 def processes_of(uid: int, but: int = 0):
     """/proc/<pid> of every process of `uid` that still runs (not a zombie), but `but`."""
     for entry in os.scandir("/proc"):
@@ -674,13 +666,6 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         with contextlib.suppress(OSError):  # a grader already gone still gets its worker killed
             os.write(plan.channel, f"worker {worker}\n".encode())
-        # Into its cgroups while it starts Python (moving a process takes milliseconds in cgroup
-        # v1); the grader sends it no submission code before this is done.
-        for group in plan.cgroups:
-            with open(os.path.join(group, "cgroup.procs"), "w") as procs:
-                procs.write(f"{worker}\n")
-        with contextlib.suppress(OSError):
-            os.write(plan.channel, b"placed\n")
         null = os.open(os.devnull, os.O_RDWR)
         for standard in (0, 1, 2):
             os.dup2(null, standard)
@@ -689,6 +674,13 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
         os.closerange(3, keep[0])
         os.closerange(keep[0] + 1, keep[1])
         os.closerange(keep[1] + 1, 1 << 20)
+        # Into its cgroups while it starts Python (moving a process takes milliseconds in cgroup
+        # v1); the grader sends it no submission code before this is done.
+        for group in plan.cgroups:
+            with open(os.path.join(group, "cgroup.procs"), "w") as procs:
+                procs.write(f"{worker}\n")
+        with contextlib.suppress(OSError):
+            os.write(plan.channel, b"placed\n")
         status = _wait_or_stop(plan.channel, worker)
     except BaseException:  # noqa: BLE001 - the keeper must never return into Popen's child
         with contextlib.suppress(OSError):
@@ -708,8 +700,7 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
 
 def _leave_nothing(plan: Plan) -> None:
     """In the keeper, once the worker is dead or killed: kill and reap everything it started,
-    then remove its cgroups, its folder, what its uid left in shared folders, and its lock if
-    the grader is gone."""
+    then remove its cgroups, its folder and what its uid left in shared folders."""
     if plan.level == "unprivileged":
         _kill_identity(plan.uid)
     elif plan.level == "limits":
