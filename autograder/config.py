@@ -50,6 +50,8 @@ class Limits:
     open_files: int
     output_kb: int
     test_timeout_seconds: float
+    scratch_mb: int
+    wall_clock_seconds: float
 
 
 @dataclass(frozen=True)

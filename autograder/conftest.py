@@ -14,7 +14,7 @@ import pytest
 
 from autograder import judge, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
-from autograder.runner import LiveReference, Runner, SealedReference, seal
+from autograder.runner import LiveReference, Runner, SealedReference, SealError, seal
 
 SEALED_REFERENCE = Path(__file__).parent / "reference.json"
 GIVEN_CHECK = "value:given_operations"
@@ -38,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the grading.toml to use")
     group.addoption("--seal-reference", type=Path, default=None,
                     help="write the reference's answers (and timings) to this sealed file")
+    group.addoption("--reference-sha256", default=None, metavar="HEX",
+                    help="refuse a sealed --reference whose SHA-256 is not this one")
 
 
 OUTCOMES = pytest.StashKey[list]()
@@ -91,7 +93,10 @@ def reference_source(config: pytest.Config, grading: Grading):
     if chosen.is_dir():
         return LiveReference(chosen, grading)
     if chosen.is_file():
-        return SealedReference(chosen)
+        try:
+            return SealedReference(chosen, config.getoption("--reference-sha256"))
+        except SealError as error:
+            pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
     raise pytest.UsageError(f"no reference at {chosen}: pass --reference with a solutions folder "
                             "or a sealed reference.json")
 

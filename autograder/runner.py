@@ -2,21 +2,74 @@
 
 The reference answers either live, from `solutions/` in a worker of its own, or from a
 sealed file of answers made earlier from `solutions/` (where the solutions must not ship).
+Times are CPU times, measured by the trusted side, so a busy machine moves no limit. A
+scenario that the machine left without CPU for `wall_clock_seconds` is run again in a fresh
+worker; when that happens every time, the grading stops without a score (exit status
+BUSY_EXIT), so that the grade is made again later instead of being a silent zero.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
+import pytest
+
+from . import sandbox
 from .config import Grading, Limits
 from .worker import Answer, Worker
 
+BUSY_RETRIES = 2
+BUSY_EXIT = 75  # EX_TEMPFAIL: try again later
+LIVE: list[Worker] = []  # every worker of this process, to be stopped if grading is abandoned
+
+
+class SealError(Exception):
+    """A sealed reference that cannot be used; the message says why."""
+
+
+def abandon(message: str, code: int = BUSY_EXIT) -> None:
+    """Stop grading now, with no score written: every worker stopped, the reason on stderr."""
+    for worker in LIVE:
+        worker.close()
+    sys.stderr.write(f"autograder: {message}\n")
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def patient(worker: Worker, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Answer:
+    """worker.run, again in a fresh worker when the machine was too busy to run it."""
+    answer = worker.run(scenario_id, kwargs, limit, draw=draw)
+    for _ in range(BUSY_RETRIES):
+        if not answer.busy:
+            return answer
+        answer = worker.run(scenario_id, kwargs, limit, draw=draw)
+    if answer.busy:
+        abandon(f"{scenario_id}: {answer.failure}, {BUSY_RETRIES + 1} times; grade this submission "
+                "again when the machine is less loaded")
+    return answer
+
+
+def new_worker(folder: Path, limits: Limits, share: bool = True) -> Worker:
+    worker = Worker(folder, limits, share=share)
+    LIVE.append(worker)
+    return worker
+
+
+def start_sandbox() -> str:
+    """The sandbox level, or the end of the session with the one message that says why not."""
+    try:
+        return sandbox.require()
+    except sandbox.SandboxError as error:
+        pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
+
 
 def time_limit(limits: Limits, reference_seconds: float) -> float:
-    """What a scenario may take: a multiple of the reference's time for it, with a floor."""
+    """The CPU time a scenario may take: a multiple of the reference's, with a floor."""
     return max(limits.time_floor_seconds, limits.time_multiplier * reference_seconds)
 
 
@@ -30,7 +83,10 @@ class LiveReference:
     so that a sealed file holds them too."""
 
     def __init__(self, folder: Path, grading: Grading) -> None:
-        self.worker = Worker(folder, grading.limits)
+        start_sandbox()
+        if problem := sandbox.exposed(folder, "the reference"):
+            pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
+        self.worker = new_worker(folder, grading.limits, share=False)
         self.answers: dict[str, Answer] = {}
         self.names: dict[str, str] = {}  # key -> scenario id, to name a scenario the reference failed
         self.timeout = grading.limits.test_timeout_seconds
@@ -38,7 +94,7 @@ class LiveReference:
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
-            self.answers[key] = self.worker.run(scenario_id, kwargs, self.timeout, draw=True)
+            self.answers[key] = patient(self.worker, scenario_id, kwargs, self.timeout, draw=True)
             self.names[key] = scenario_id
         return self.answers[key]
 
@@ -58,9 +114,14 @@ class SealedReference:
     """Answers recorded from the reference, for a kit that ships without `solutions/`. The
     graphs they drew stay text until a failed scenario's message asks for them."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, sha256: str | None = None) -> None:
         self.path = path
-        records = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256.lower():
+            raise SealError(f"{path}: not the sealed reference this grading was given (its SHA-256 "
+                            "differs from the one recorded when it was made); something changed it. "
+                            "Seal the reference again (delete the file) and grade again")
+        records = json.loads(data)
         self.drawn = {key: value.pop("graphs", None) for key, value in records.items()}
         self.answers = {key: Answer(**value) for key, value in records.items()}
 
@@ -87,8 +148,9 @@ def succeeded(answer: Answer) -> bool:
 
 
 def seal(reference: LiveReference, path: Path) -> list[str]:
-    """Write the reference's answers to a sealed file (output is dropped: it is not needed);
-    when the reference failed any scenario, write nothing and return those scenarios."""
+    """Write the reference's answers to a sealed file, readable by its owner alone (output is
+    dropped: it is not needed); when the reference failed any scenario, write nothing and
+    return those scenarios."""
     if failed := reference.failures():
         return failed
     # Sorted by key, but each answer's own keys in the order the scenario made them: the judge
@@ -97,7 +159,10 @@ def seal(reference: LiveReference, path: Path) -> list[str]:
     records = {key: {**asdict(answer), "output": "",
                      "graphs": json.dumps(answer.graphs) if answer.graphs else None}
                for key, answer in sorted(reference.answers.items())}
-    path.write_text(json.dumps(records), encoding="utf-8")
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "wb") as file:
+        os.fchmod(descriptor, 0o600)
+        file.write(json.dumps(records).encode())
     return []
 
 
@@ -106,8 +171,9 @@ class Runner:
 
     def __init__(self, submission: Path, reference: LiveReference | SealedReference,
                  grading: Grading) -> None:
+        start_sandbox()
         self.grading = grading
-        self.submission = Worker(submission, grading.limits)
+        self.submission = new_worker(submission, grading.limits)
         self.reference = reference
         self.answers: dict[str, tuple[Answer, Answer, float]] = {}
         self.second: Worker | None = None
@@ -129,7 +195,7 @@ class Runner:
             if streak >= self.grading.limits.timeouts_per_part:
                 got = Answer(failure=f"not run: the last {streak} scenarios of this part timed out")
             else:
-                got = self.submission.run(scenario_id, kwargs, limit)
+                got = patient(self.submission, scenario_id, kwargs, limit)
                 timed_out = (got.failure or "").startswith("timed out")
                 self.timeouts[part] = streak + 1 if timed_out else 0
             self.answers[key] = expected, got, limit
@@ -143,8 +209,9 @@ class Runner:
         if key not in self.second_answers:
             _, _, limit = self.run(scenario_id, kwargs)
             if self.second is None:
-                self.second = Worker(self.submission.folder, self.grading.limits)
-            self.second_answers[key] = self.second.run(scenario_id, kwargs, limit, draw=True)
+                self.second = self.submission.twin()
+                LIVE.append(self.second)
+            self.second_answers[key] = patient(self.second, scenario_id, kwargs, limit, draw=True)
         return self.second_answers[key]
 
     def drawings(self, scenario_id: str, kwargs: dict) -> tuple[list | None, list | None]:

@@ -1,10 +1,13 @@
 """Run scenarios on one implementation in a separate, limited process.
 
-The trusted side of the worker: it copies the implementation's files into a fresh folder,
-starts `worker_child.py` there with resource limits and a scrubbed environment, sends one
-request at a time, and waits for the answer no longer than the request's time limit. A
-worker that hangs, crashes or exits is killed with everything it started, and the next
-request gets a fresh one.
+The trusted side of the worker: it reads the implementation's files once (regular files only,
+never through a link), starts `worker_child.py` with them through the sandbox's keeper, sends
+one request at a time, and waits for the answer while it measures the CPU time the worker
+uses. A request's limit is CPU time, so that a busy machine costs no one a point: the worker
+interrupts itself when the limit is spent and goes on with the next request; one that does
+not answer within a short grace, that crashes or exits, is killed with everything it started,
+and the next request gets a fresh one. A request that gets no CPU for a long wall-clock while
+(`wall_clock_seconds`) comes back marked `busy`: the machine, not the submission, was slow.
 """
 
 from __future__ import annotations
@@ -17,23 +20,24 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import scenarios
+from . import sandbox, scenarios
 from .config import Limits
-from .sandbox import confine, reap
+from .submission import UnreadableFile, read_regular
 
 ENGINE_FILES = ("value", "tensor", "dual")
 CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_text(encoding="utf-8")
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
+KEEPER_SECONDS = 30.0  # what a keeper may take to leave nothing of its worker alive
 
 
 @dataclass
 class Answer:
-    """What one request produced: observations, an exception's name, or why there is none."""
+    """What one request produced: observations, an exception's name, or why there is none.
+    `seconds` is the CPU time the worker used for it, as the trusted side measured it."""
 
     observations: object = None
     raised: str | None = None
@@ -43,16 +47,19 @@ class Answer:
     seconds: float = 0.0
     output: str = ""
     unloaded: bool = False  # the file the scenario needs is missing or did not import
+    busy: bool = False
     graphs: list | None = None  # the graphs the scenario drew, untrusted: see graphs.py
 
     @classmethod
     def from_json(cls, line: bytes) -> Answer:
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return cls(failure="the worker's answer was not valid JSON")
-        if not isinstance(data, dict) or not isinstance(data.get("seconds"), (int, float)):
+        if not isinstance(data, dict):
             return cls(failure="the worker's answer had the wrong form")
+        if data.get("timeout") is True:
+            return cls(failure=TIMED_OUT)
         if "unplain" in data:
             return cls(failure=f"the scenario's observations were not plain data: {data['unplain']}")
         texts = {key: data.get(key, "") for key in ("message", "where")}
@@ -60,8 +67,21 @@ class Answer:
             return cls(failure="the worker's answer had the wrong form")
         graphs = data.get("graphs")
         return cls(observations=data.get("observations"), raised=data.get("raised"),
-                   seconds=float(data["seconds"]), graphs=graphs if isinstance(graphs, list) else None,
-                   **texts)
+                   graphs=graphs if isinstance(graphs, list) else None, **texts)
+
+
+def read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, Answer]]:
+    """The engine files of a folder, read once: what each holds, and why some cannot be used."""
+    files, broken = {}, {}
+    for name in ENGINE_FILES:
+        path = folder / f"{name}.py"
+        if not os.path.lexists(path):
+            continue
+        try:
+            files[name] = read_regular(path)
+        except UnreadableFile as error:
+            broken[name] = Answer(failure=f"{error}; the parts that need {name}.py score 0")
+    return files, broken
 
 
 class Output:
@@ -83,41 +103,82 @@ class Output:
 class Worker:
     """One implementation (a submission or the reference) behind a process boundary."""
 
-    def __init__(self, folder: Path, limits: Limits) -> None:
-        self.folder, self.limits = Path(folder), limits
-        self.files = {name: self.folder / f"{name}.py" for name in ENGINE_FILES
-                      if (self.folder / f"{name}.py").is_file()}
-        self.broken: dict[str, Answer] = {}
+    def __init__(self, folder: Path, limits: Limits,
+                 snapshot: tuple[dict[str, bytes], dict[str, Answer]] | None = None,
+                 share: bool = True) -> None:
+        """`share`: a cgroup of its own where the machine has them (its fair share of the CPU,
+        and the CPU time of all it starts); the reference's trusted worker needs none."""
+        self.folder, self.limits, self.share = Path(folder), limits, share
+        self.files, self.unreadable = snapshot or read_files(self.folder)
+        self.broken: dict[str, Answer] = dict(self.unreadable)
         self.process: subprocess.Popen | None = None
         self.loaded: set[str] = set()
         self.import_output = ""
 
+    def twin(self) -> Worker:
+        """Another worker for the same files, as they were read the first time."""
+        return Worker(self.folder, self.limits, (self.files, self.unreadable))
+
     # -- the process ---------------------------------------------------------------------------
 
     def _start(self) -> None:
-        self.home = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        for name, path in self.files.items():
-            shutil.copyfile(path, self.home / f"{name}.py")
-        request_read, self.requests = os.pipe()
-        self.answers, answer_write = os.pipe()
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(self.home),
-               "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # older OpenBLAS needs them here
-            if name in os.environ:
-                env[name] = os.environ[name]
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-u", "-c", CHILD_SOURCE, str(request_read), str(answer_write)],
-            cwd=self.home, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, pass_fds=(request_read, answer_write),
-            start_new_session=True, preexec_fn=confine(self.limits, self.home))
-        os.close(request_read)
-        os.close(answer_write)
+        self.level = sandbox.require()
+        self.identity = sandbox.allocate() if self.level in sandbox.ROOT_LEVELS else None
+        uid = self.identity.uid if self.identity else None
+        self.home = None
+        self.channel = sandbox.Channel()
+        try:
+            if self.level != "isolated":  # isolated: a tmpfs of its own, filled by the sandbox
+                self.home = sandbox.new_home(uid)
+                for name, data in self.files.items():
+                    (self.home / f"{name}.py").write_bytes(data)
+                    if uid is not None:
+                        os.chown(self.home / f"{name}.py", uid, uid)
+            self.groups = sandbox.make_cgroups(uid) if uid is not None and self.share else []
+            request_read, self.requests = os.pipe()
+            self.answers, answer_write = os.pipe()
+            home = sandbox.INSIDE if self.level == "isolated" else str(self.home)
+            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home,
+                   "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+                   "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # older OpenBLAS needs them here
+                if name in os.environ:
+                    env[name] = os.environ[name]
+            plan = sandbox.Plan(
+                level=self.level, uid=uid, home=None if self.home is None else str(self.home),
+                files=self.files if self.level == "isolated" else {},
+                rlimits=sandbox.rlimits(self.limits, self.level), scratch_mb=self.limits.scratch_mb,
+                cgroups=tuple(map(str, self.groups)), channel=self.channel.keepers.fileno(),
+                lock=None if self.identity is None else str(self.identity.path))
+            try:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-I", "-B", "-u", "-c", CHILD_SOURCE, str(request_read),
+                     str(answer_write)],
+                    cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, pass_fds=(request_read, answer_write),
+                    start_new_session=True, preexec_fn=sandbox.confine(plan))
+            finally:
+                self.channel.started()
+                os.close(request_read)
+                os.close(answer_write)
+            self.clock = sandbox.CpuClock(self.channel.worker_pid(KEEPER_SECONDS), self.process.pid,
+                                          self.groups, uid)
+        except BaseException:
+            if self.process is None:
+                self._let_go(self.channel.reaped(KEEPER_SECONDS))
+            else:
+                self.stop()
+            raise
         self.printed = self.process.stdout.fileno()
+        self.printing = True  # until its output reaches its end (the worker closed it)
         self.buffer = b""
         self.loaded = set()
-        boot = {"scenarios": scenarios.sources()}
-        self._send(boot)
+        self._send({"scenarios": scenarios.sources()})
+        try:
+            self.channel.placed(KEEPER_SECONDS)  # before any submission code runs
+        except BaseException:
+            self.stop()
+            raise
 
     def _send(self, message: dict) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -127,14 +188,48 @@ class Worker:
         except OSError:
             pass  # the worker is gone; the wait for its answer says why
 
-    def _receive(self, timeout: float, output: Output) -> Answer:
-        """Wait for one answer, collecting what the worker prints meanwhile."""
-        deadline = time.monotonic() + timeout
+    def _receive(self, limit: float, output: Output) -> Answer:
+        """Wait for one answer, collecting what the worker prints meanwhile, for no more than
+        `limit` seconds of the worker's CPU time (and a grace to answer once its own timer
+        has interrupted it)."""
+        clock = self.clock
+        cpu_start, wall_start, waited_start = clock.seconds(), time.monotonic(), None
+        family_start, family_checked, family_cpu = None, 0.0, 0.0
+        grace = GRACE_SECONDS + 0.1 * limit
+        idle_limit = 2 * limit + IDLE_SLACK_SECONDS
+        cap = max(self.limits.wall_clock_seconds, 10 * limit)
         while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            ready = select.select([self.answers, self.printed], [], [], max(left, 0))[0]
+            wall = time.monotonic() - wall_start
+            if wall > 2 * (limit + grace) and wall - family_checked > FAMILY_EVERY_SECONDS:
+                # Slow in wall-clock time: are its own other processes taking the CPU?
+                family_checked, family = wall, clock.family()
+                family_start = family if family_start is None else family_start
+                family_cpu = family - family_start
+            cpu = clock.seconds() - cpu_start + family_cpu
+            if waited_start is None and wall > WAITED_FROM_SECONDS:
+                waited_start = clock.waited()  # a wait before this counts as idle: a little stricter
+            idle = None
+            if wall > idle_limit and waited_start is not None:  # idle <= wall: no need to look before
+                # Time that was neither on a CPU nor waiting for one: sleeping, blocked. A worker
+                # that lowered its own priority waits for a CPU by its own doing: that is its own.
+                waited = waited_start if clock.lowered() else clock.waited()
+                idle = None if waited is None else wall - (waited - waited_start) - cpu
+            verdict = judge_time(limit, grace, idle_limit, cap, cpu, idle, wall)
+            if verdict is not None:
+                self.stop()
+                return verdict
+            if waited_start is None:  # look again once it is old enough (or never: no statistics)
+                idle_left = WAITED_FROM_SECONDS - wall if wall <= WAITED_FROM_SECONDS else cap
+            else:
+                idle_left = idle_limit - (wall if idle is None else idle)
+            left = min(limit + grace - cpu, cap - wall, idle_left,
+                       FAMILY_EVERY_SECONDS if family_start is not None else cap)
+            watched = [self.answers, self.printed] if self.printing else [self.answers]
+            ready = select.select(watched, [], [], max(left, 0.002))[0]
             if self.printed in ready:
-                output.add(os.read(self.printed, 1 << 20))
+                chunk = os.read(self.printed, 1 << 20)
+                output.add(chunk)
+                self.printing = bool(chunk)  # at its end it is always ready: watch it no more
             if self.answers in ready:
                 chunk = os.read(self.answers, 1 << 20)
                 if not chunk:
@@ -143,22 +238,22 @@ class Worker:
                 if len(self.buffer) > MAX_ANSWER_BYTES:
                     self.stop()
                     return Answer(failure="the worker's answer was larger than 32 MB")
-            elif not ready and left <= 0:
-                self.stop()
-                return Answer(failure=f"timed out after {timeout:.1f} s", seconds=timeout)
-        while select.select([self.printed], [], [], 0)[0] and (chunk := os.read(self.printed, 1 << 20)):
+        while self.printing and select.select([self.printed], [], [], 0)[0] and (
+                chunk := os.read(self.printed, 1 << 20)):
             output.add(chunk)  # printed before the answer was written, so already in the pipe
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return Answer.from_json(line)
+        answer = Answer.from_json(line)
+        answer.seconds = clock.seconds() - cpu_start
+        if answer.failure == TIMED_OUT or answer.seconds > limit:
+            answer = Answer(failure=timed_out(limit), seconds=answer.seconds)
+        return answer
 
     def _death(self) -> str:
-        try:
-            code = self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            code = None
+        status = self.channel.report(5)
         self.stop()
-        if code is None:
+        if status is None:
             return "the worker closed its answer channel and did not exit"
+        code = os.waitstatus_to_exitcode(status)
         if code >= 0:
             return f"the worker exited with status {code} before answering"
         name = signal.Signals(-code).name
@@ -168,29 +263,48 @@ class Worker:
         return reasons.get(name, f"the worker was stopped by {name}")
 
     def stop(self) -> None:
-        """Kill the worker and everything it started; the next request starts a new one."""
+        """Stop the worker and everything it started; the next request starts a new one."""
         if self.process is None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        reap(self.process.pid)
+        self.channel.stop()
+        reaped = self.channel.reaped(KEEPER_SECONDS)
+        try:
+            self.process.wait(KEEPER_SECONDS)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
         self.process.stdout.close()
         for fd in (self.requests, self.answers):
             os.close(fd)
-        shutil.rmtree(self.home, ignore_errors=True)
+        self.clock.close()
         self.process = None
+        self._let_go(reaped)
+
+    def _let_go(self, reaped: bool) -> None:
+        """Give back the identity (once nothing of it is left) and the folder."""
+        self.channel.close()
+        if self.identity is not None:
+            if not reaped:  # the keeper did not finish: kill and clear by uid from here
+                reaped = sandbox.clear(self.identity.uid)
+            sandbox.release(self.identity, reaped)
+            self.identity = None
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
+            self.home = None
 
     # -- requests ------------------------------------------------------------------------------
 
-    def _call(self, request: dict, timeout: float) -> Answer:
+    def _call(self, request: dict, limit: float) -> Answer:
         if self.process is None:
             self._start()
-        self._send(request)
+        self._send({**request, "limit": limit})
         output = Output(self.limits.output_kb * 1024)
         output.add(self.import_output.encode())
         self.import_output = ""
-        answer = self._receive(timeout, output)
+        answer = self._receive(limit, output)
+        if self.process is not None and self.clock.others() and not self.clock.kill_others():
+            self.stop()  # what it started would not die: the next request gets a fresh worker
         answer.output = output.text()
         if answer.raised == "MemoryError":
             answer.message = f"the memory limit of {self.limits.memory_mb} MB was reached"
@@ -206,6 +320,8 @@ class Worker:
         if name in self.loaded and self.process is not None:
             return None
         answer = self._call({"load": name}, self.limits.import_seconds)
+        if answer.busy:
+            return answer
         if answer.failure or answer.raised:
             self.broken[name] = answer
             return answer
@@ -213,23 +329,54 @@ class Worker:
         self.import_output += answer.output
         return None
 
-    def run(self, scenario_id: str, kwargs: dict, timeout: float, draw: bool = False) -> Answer:
-        """Run one scenario; the answer always comes back, whatever the implementation does.
-        With `draw`, the answer also brings the graphs the scenario drew (see graphs.py)."""
+    def run(self, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Answer:
+        """Run one scenario with a limit in seconds of CPU time; the answer always comes back,
+        whatever the implementation does. With `draw`, the answer also brings the graphs the
+        scenario drew (see graphs.py)."""
         engine = scenarios.scenario(scenario_id).engine
         problem = self.load(engine)
         if problem is not None:
+            if problem.busy:
+                return problem
             return Answer(failure=describe_load_problem(engine, problem), unloaded=True)
         request = {"scenario": scenario_id, "kwargs": kwargs, **({"draw": True} if draw else {})}
-        return self._call(request, timeout)
+        return self._call(request, limit)
 
     def close(self) -> None:
         self.stop()
+
+
+TIMED_OUT = "timed out"
+GRACE_SECONDS = 0.05  # CPU time a worker has to answer once its own timer has interrupted it
+IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
+FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
+WAITED_FROM_SECONDS = 0.05  # a request this old starts counting its wait for a CPU
+
+
+def timed_out(limit: float) -> str:
+    return f"timed out after {limit:.2f} s of CPU time"
+
+
+def judge_time(limit: float, grace: float, idle_limit: float, cap: float, cpu: float,
+               idle: float | None, wall: float) -> Answer | None:
+    """Whether a request still waiting for its answer has had its time, by the trusted side's
+    own measures: CPU time, time asleep or blocked (None where the kernel does not say), and
+    wall-clock time (which only a machine too busy to give the worker a CPU uses up)."""
+    if cpu > limit + grace:
+        return Answer(failure=timed_out(limit), seconds=cpu)
+    if idle is not None and idle > idle_limit:
+        return Answer(failure=f"{timed_out(limit)}: it slept or waited for {idle:.1f} s without "
+                              "using the CPU (a sleep, a lock, a read that never returns?)", seconds=cpu)
+    if wall > cap:
+        return Answer(failure=f"the machine was too busy: after {wall:.0f} s of wall-clock time the "
+                              f"worker had had only {cpu:.2f} s of CPU time", seconds=cpu, busy=True)
+    return None
 
 
 def describe_load_problem(engine: str, answer: Answer) -> str:
     if answer.raised:
         where = f" ({answer.where})" if answer.where else ""
         return f"importing {engine}.py raised {answer.raised}: {answer.message}{where}"
-    return (answer.failure if "missing" in (answer.failure or "")
-            else f"importing {engine}.py failed: {answer.failure}")
+    if (answer.failure or "").startswith(f"{engine}.py"):  # missing, or not a file to read
+        return answer.failure
+    return f"importing {engine}.py failed: {answer.failure}"

@@ -5,14 +5,18 @@ files, so it imports nothing from the kit. Its first message brings the scenario
 sources; every later message asks for one module to be imported or one scenario to be run
 (with `"draw": true`, also for the graphs it draws, sent beside its observations).
 Every answer is plain JSON made here, so no object the submission made leaves this process.
+A request may carry a limit in seconds of CPU time: a timer interrupts the scenario when it is
+spent, so that a hang costs its limit and this worker goes on to the next request. (The
+trusted side measures the CPU time itself and kills a worker that does not answer in time.)
 """
 
 import builtins
 import contextlib
+import gc
 import json
 import os
+import signal
 import sys
-import time
 import traceback
 import types
 
@@ -23,10 +27,23 @@ __builtins__ = BUILTINS
 
 MAX_DEPTH = 20
 MAX_ITEMS = 100_000
+FORKED = []  # not empty in a process the submission forked from this one
 
 
 class Unplain(Exception):
     """An observation that is not plain data."""
+
+
+class TimeUp(BaseException):
+    """The request's CPU time is spent."""
+
+
+ARMED = []  # not empty while a request's timer runs
+
+
+def time_up(signum, frame):
+    if ARMED:
+        raise TimeUp
 
 
 def plain(x, depth=0):
@@ -125,6 +142,16 @@ def drawings():
         return None
 
 
+def reap():
+    """Collect the children the request left (the grader kills them once it has the answer)."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
 def serve(requests, answers):
     boot = json.loads(requests.readline())
     install_scenarios(boot["scenarios"])
@@ -135,15 +162,28 @@ def serve(requests, answers):
         draw = request.get("draw") is True
         if draw:
             draw_graphs(True)
-        start = time.perf_counter()
+        collecting = gc.isenabled()
+        signal.signal(signal.SIGPROF, time_up)  # again: the submission may have changed it
+        ARMED.append(True)
+        signal.setitimer(signal.ITIMER_PROF, request.get("limit", 0))
         try:
-            answer = {"observations": handle(request, engines)}
+            try:
+                answer = {"observations": handle(request, engines)}
+            finally:
+                ARMED.clear()  # a late tick must not land below
+                signal.setitimer(signal.ITIMER_PROF, 0)
+        except TimeUp:
+            answer = {"timeout": True}
         except Unplain as error:
             answer = {"unplain": str(error)}
         except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
             answer = {"raised": type(error).__name__, "message": message(error),
                       "where": where(error)}
-        answer["seconds"] = time.perf_counter() - start
+        if FORKED:  # an exception brought a forked child back here: it has nothing to say
+            os._exit(0)
+        if collecting:
+            gc.enable()  # a scenario interrupted between gc.disable() and its finally
+        reap()
         if draw:
             if (graphs := drawings()) is not None:
                 answer["graphs"] = graphs
@@ -154,6 +194,18 @@ def serve(requests, answers):
 
 def main():
     request_fd, answer_fd = int(sys.argv[1]), int(sys.argv[2])
+    for fd in (request_fd, answer_fd):
+        os.set_inheritable(fd, False)  # no program the submission starts gets them
+
+    def forked():
+        # A process the submission forks never talks to the grader: it cannot take a request
+        # or answer one (which would mix up the answers of its own worker).
+        FORKED.append(True)
+        for fd in (request_fd, answer_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    os.register_at_fork(after_in_child=forked)
     sys.setrecursionlimit(20_000)
     sys.stdin = open(os.devnull)
     serve(os.fdopen(request_fd, "r"), os.fdopen(answer_fd, "w"))

@@ -385,3 +385,24 @@ BUGS = (
 )
 
 CORPUS: tuple[Submission, ...] = CORRECT + BUGS
+
+
+# -- changes to the given code: value.given names each, and every message of a check that uses it -----
+
+# By the name the messages give the operation ("+ numbers" is `+` refusing a plain number).
+GIVEN_CHANGES = {
+    "+": Submission("add-assigns", (Edit("value", "self.grad += out.grad\n            other.grad += out.grad",
+                                         "self.grad = out.grad\n            other.grad = out.grad"),)),
+    "-": Submission("sub-adds-to-the-subtracted", (Edit("value", "other.grad += -out.grad",
+                                                        "other.grad += out.grad"),)),
+    "**": Submission("pow-with-the-exponent-as-a-parent", (Edit(
+        "value", 'out = Value(self.data**k, (self,), f"**{k}")\n\n        def _backward() -> None:\n'
+                 "            self.grad += k * self.data ** (k - 1) * out.grad\n",
+        'exponent = Value(k)\n        out = Value(self.data**k, (self, exponent), f"**{k}")\n\n'
+        "        def _backward() -> None:\n            self.grad += k * self.data ** (k - 1) * out.grad\n"
+        "            exponent.grad += math.log(self.data) * out.data * out.grad\n"),)),
+}
+GIVEN_CHANGES["+ numbers"] = Submission("add-refuses-numbers", (Edit(
+    "value", '        other = other if isinstance(other, Value) else Value(other)\n'
+             '        out = Value(self.data + other.data, (self, other), "+")',
+    '        out = Value(self.data + other.data, (self, other), "+")'),))

@@ -553,11 +553,12 @@ def value_program(value: ModuleType, seed: int, record: _Recorder) -> None:
     and numbers on either side; then backward() and zero_grad() on the root and on intermediates,
     in a random order, each followed by every node's value and gradient."""
     rng = random.Random(seed)
-    nodes, numbers, quotients = [], [], False
+    nodes, numbers, quotients = [], [], []  # quotients[i]: node i's graph holds a quotient
     for _ in range(rng.randint(1, 4)):
         x = rng.uniform(-3, 3) if rng.random() < 0.85 else rng.choice((-1, 1)) * rng.uniform(20, 1000)
         nodes.append(value.Value(x))
         numbers.append(x)
+        quotients.append(False)
     for _ in range(rng.randint(3, 16)):
         for _attempt in range(50):
             name, arity, plain, call = rng.choice(_VALUE_OPERATIONS)
@@ -569,17 +570,17 @@ def value_program(value: ModuleType, seed: int, record: _Recorder) -> None:
             continue
         nodes.append(call(nodes[i], nodes[j] if arity == 2 else None, c))
         numbers.append(result)
-        quotients = quotients or name in ("a / b", "a / c")
+        quotients.append(name in ("a / b", "a / c", "c / a") or quotients[i] or (arity == 2 and quotients[j]))
         record(f"node {len(nodes) - 1} = {_operands(name, i, j, c)}: data", nodes[-1].data)
     root = len(nodes) - 1
     drawn = [("backward", root)] + [(rng.choice(("backward", "zero_grad")), rng.choice(
         (root, root, rng.randrange(len(nodes))))) for _ in range(rng.randint(1, 4))]
     # A quotient may be a product with a power: a node of its own that a second backward() pushes
-    # its leftover gradient through. So where a stub's quotient is in the graph, every backward()
-    # but the first is preceded by zero_grad() of the same node.
+    # its leftover gradient through. So a backward() of a graph that holds a quotient, but the
+    # first, is preceded by zero_grad() of the same node.
     actions = drawn[:1]
     for action, index in drawn[1:]:
-        if action == "backward" and quotients:
+        if action == "backward" and quotients[index]:
             actions.append(("zero_grad", index))
         actions.append((action, index))
     for step, (action, index) in enumerate(actions):
@@ -1003,11 +1004,12 @@ def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,
 
 
 def corpus_bugs(scratch: Path, kit: Path = KIT) -> dict[str, Path]:
-    """The single bugs of tests/corpus.py, each built into a folder: name -> folder."""
-    from corpus import BUGS, build
+    """The single bugs of tests/corpus.py, and its changes to the given code, each built into a
+    folder: name -> folder."""
+    from corpus import BUGS, GIVEN_CHANGES, build
 
     folders = {}
-    for n, submission in enumerate(BUGS):
+    for n, submission in enumerate([*BUGS, *GIVEN_CHANGES.values()]):
         folders[submission.name] = scratch / f"bug-{n}"
         build(submission, kit / "solutions", folders[submission.name])
     return folders

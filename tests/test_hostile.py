@@ -28,7 +28,7 @@ NEEDS_ISOLATION = pytest.mark.skipif(
 def fast_grading(folder: Path) -> Path:
     """grading.toml with short time limits, so that hanging submissions cost seconds."""
     text = (KIT / "grading.toml").read_text(encoding="utf-8")
-    for key, value in {"time_floor_seconds": "0.5", "import_seconds": "3.0"}.items():
+    for key, value in {"import_seconds": "3.0"}.items():
         text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
         assert count == 1, f"grading.toml has no single `{key}` line to shorten"
     path = folder / "grading.toml"
@@ -126,6 +126,11 @@ AT_IMPORT = {
         for _ in range(200):
             _sys.stdout.write("x" * (1 << 20))
         """,
+    "closes_its_output": """
+        import os as _os
+        _os.close(1)
+        _os.close(2)
+        """,
     "forks_many_children": """
         import os as _os, time as _time
         for _ in range(300):
@@ -208,14 +213,15 @@ def test_fake_results_land_nowhere(bench):
 def test_the_grader_cannot_be_killed(bench):
     results = graded(bench, "kills_its_parent", in_mul="""
         import os, signal
-        for pid in (os.getppid(), 1):
+        for pid in (os.getppid(), 1, -1):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError as error:
                 print("kill", pid, type(error).__name__)
+        print("still here")
         """)
     assert scores(results) == bench["honest"]
-    assert "PermissionError" in results["value.mul"]["output"]
+    assert "still here" in results["value.mul"]["output"]
 
 
 @NEEDS_ISOLATION
@@ -233,19 +239,18 @@ def test_no_process_outlives_its_worker(bench):
                 time.sleep(120)
                 os._exit(0)
             children.append(pid)
-        print("CHILDREN", children)
+        print("CHILDREN", len(children), "UID", os.getuid())
         """)
-    lists = [json.loads(found) for found in
-             re.findall(r"CHILDREN (\[[\d, ]*\])", " ".join(e["output"] for e in results.values()))]
-    assert any(lists) and all(len(pids) < 300 for pids in lists)  # the process limit stopped them
-    assert not [pid for pids in lists for pid in pids if _alive(pid)]
+    found = re.findall(r"CHILDREN (\d+) UID (\d+)", " ".join(e["output"] for e in results.values()))
+    assert found and all(int(count) < 300 for count, _ in found)  # the process limit stopped them
+    assert not [uid for _, uid in found if _alive(int(uid))]
 
 
 IN_BACKWARD = {
     "calls_sys_exit": ("import sys; sys.exit(0)", "raised SystemExit"),
     "calls_os_exit": ("import os; os._exit(0)", "the worker exited with status 0 before answering"),
     "raises_keyboard_interrupt": ("raise KeyboardInterrupt", "raised KeyboardInterrupt"),
-    "loops_forever": ("while True: pass", "timed out after 0.5 s"),
+    "loops_forever": ("while True: pass", "timed out after 0.10 s of CPU time"),
     "eats_memory": ("hoard = []\nwhile True: hoard.append(bytes(1 << 28))", "memory limit of 2048 MB"),
     "recurses_without_end": ("def down(n): return down(n + 1)\ndown(0)", "RecursionError"),
     "overflows_the_c_stack": ("import sys\nsys.setrecursionlimit(10**7)\nclass Loop:\n"
@@ -258,24 +263,24 @@ IN_BACKWARD = {
 def test_a_trick_in_backward_costs_only_what_calls_backward(bench, trick):
     code, reason = IN_BACKWARD[trick]
     results = graded(bench, trick, in_backward=code)
-    for part, entry in results.items():  # every value scenario calls backward()
-        assert entry["score"] == (0 if part.startswith("value.") else bench["honest"][part]), part
+    # Only value.backward's scenarios (and the training runs, which the base cannot pass without
+    # __mul__) call backward() itself: the other parts run the kit's own reverse pass.
+    for part, entry in results.items():
+        assert entry["score"] == (0 if part == "value.backward" else bench["honest"][part]), part
     assert reason in results["value.backward"]["output"]
 
 
-def _alive(pid: int) -> bool:
-    """Running or sleeping; a zombie (killed, not yet reaped by init) holds nothing."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+def _alive(uid: int) -> bool:
+    """Is a process of this uid running or sleeping? (A zombie holds nothing.)"""
+    return any(True for _ in sandbox.processes_of(uid))
 
 
 def test_an_endless_import_costs_only_its_file(bench):
     results = graded(bench, "hangs_at_import", at_import="while True: pass")
     for part, entry in results.items():
         assert entry["score"] == (0 if part.startswith("value.") else bench["honest"][part]), part
-    assert "importing value.py failed: timed out after 3.0 s" in results["value.backward"]["output"]
+    expected = "importing value.py failed: timed out after 3.00 s of CPU time"
+    assert expected in results["value.backward"]["output"]
 
 
 def test_different_hash_seeds_give_the_same_scores(bench):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from autograding import autograde_folder
-from corpus import Edit, Submission, build
+from corpus import GIVEN_CHANGES, Edit, Submission, build
 
 from autograder import scenarios
 from autograder.config import load
@@ -67,25 +67,6 @@ def test_a_file_that_cannot_be_loaded_costs_one_line_per_part(sealed_reference, 
                   else "importing tensor.py raised SyntaxError")
         assert lines[1].startswith(reason)
     assert parts["dual"]["score"] == PARTS["dual"].points
-
-
-# A student's changes to the given code of value.py, each as the handout's own words would say.
-GIVEN_CHANGES = {
-    "+": Submission("add-assigns", (Edit("value", "self.grad += out.grad\n            other.grad += out.grad",
-                                         "self.grad = out.grad\n            other.grad = out.grad"),)),
-    "-": Submission("sub-adds-to-the-subtracted", (Edit("value", "other.grad += -out.grad",
-                                                        "other.grad += out.grad"),)),
-    "**": Submission("pow-with-the-exponent-as-a-parent", (Edit(
-        "value", 'out = Value(self.data**k, (self,), f"**{k}")\n\n        def _backward() -> None:\n'
-                 "            self.grad += k * self.data ** (k - 1) * out.grad\n",
-        'exponent = Value(k)\n        out = Value(self.data**k, (self, exponent), f"**{k}")\n\n'
-        "        def _backward() -> None:\n            self.grad += k * self.data ** (k - 1) * out.grad\n"
-        "            exponent.grad += math.log(self.data) * out.data * out.grad\n"),)),
-}
-GIVEN_CHANGES["+ numbers"] = Submission("add-refuses-numbers", (Edit(
-    "value", '        other = other if isinstance(other, Value) else Value(other)\n'
-             '        out = Value(self.data + other.data, (self, other), "+")',
-    '        out = Value(self.data + other.data, (self, other), "+")'),))
 
 
 @pytest.mark.parametrize("operation", list(GIVEN_CHANGES))

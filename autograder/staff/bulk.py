@@ -37,13 +37,14 @@ from rich.text import Text
 
 from .. import sandbox
 from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
-from ..runner import SealedReference, time_limit
+from ..runner import BUSY_EXIT, SealedReference, time_limit
 from . import intake, reports
 from .escape import printable
 from .gradebook import Entry, Gradebook, Score
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
 GRACE_SECONDS = 5.0  # after SIGINT, the time pytest gets to stop its own workers
+BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
 # Start pytest so that it is interrupted (and stops its workers) if this process dies, even by SIGKILL.
 LAUNCHER = """
 import ctypes, os, signal, sys
@@ -122,6 +123,8 @@ def pytest_env() -> dict[str, str]:
 
 def sealed_reference(out: Path, version: str) -> Path:
     """The reference's answers for this grader version, sealed once and kept under OUTDIR."""
+    if sandbox.level() == "refused":  # no submission may run here: say why, once
+        raise BulkError(sandbox.refusal())
     solutions = KIT_ROOT / "solutions"
     if not solutions.is_dir():
         if SHIPPED_REFERENCE.is_file():
@@ -131,6 +134,8 @@ def sealed_reference(out: Path, version: str) -> Path:
     sealed = out / "reference" / f"{version}.json"
     if sealed.is_file():
         return sealed
+    if problem := sandbox.exposed(solutions, "the reference"):
+        raise BulkError(problem)
     sealed.parent.mkdir(parents=True, exist_ok=True)
     partial = sealed.with_suffix(".partial")
     log = sealed.with_suffix(".log")
@@ -231,20 +236,29 @@ def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
 
 
 def grade(job: Job, reference: Path, cap: float, version: str, out: Path,
-          processes: Processes) -> Entry | None:
-    """Run the suites on one staged submission; None when the run is being interrupted."""
+          processes: Processes, digest: str | None = None) -> Entry | None:
+    """Run the suites on one staged submission; None when the run is being interrupted.
+    `digest` is the sealed reference's SHA-256 as it was made: a grading refuses any other."""
     attempt = Path(tempfile.mkdtemp(prefix=job.staged.name + "-", dir=out / "work"))
     results, log = attempt / "results.json", attempt / "pytest.log"
     # --tb=line: a check that crashes is reported by its error alone, never by the suite's code.
     command = pytest_command("--submission", str(job.staged), "--reference", str(reference),
-                             "--results-json", str(results), "--tb=line")
+                             "--results-json", str(results), "--tb=line",
+                             *(("--reference-sha256", digest) if digest else ()))
     start = time.monotonic()
-    code = run_capped(processes, command, log, cap)
+    for _ in range(BUSY_ATTEMPTS):
+        code = run_capped(processes, command, log, cap)
+        if code != BUSY_EXIT:
+            break
     seconds = round(time.monotonic() - start, 3)
     try:
         if code is None or processes.stopping:
             return None
-        if isinstance(code, str):
+        if code == BUSY_EXIT:
+            entry = entry_for(job.submission, version, seconds=seconds, status="failed",
+                              reason=f"the machine was too busy to grade it fairly, {BUSY_ATTEMPTS} times "
+                                     f"({last_line(log)}); grade it again when the machine is less loaded")
+        elif isinstance(code, str):
             entry = entry_for(job.submission, version, seconds=seconds, status="failed", reason=code)
         elif code not in (0, 1) or not results.is_file():
             entry = entry_for(job.submission, version, seconds=seconds, status="failed",
@@ -339,6 +353,8 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     jobs, unreadable = stage_all(todo, out / "staging", version)
     tally.phase = "sealing the reference's answers"
     reference = sealed_reference(out, version) if jobs else None
+    # The seal as it is now, made or checked by this run: every grading refuses any other.
+    digest = hashlib.sha256(reference.read_bytes()).hexdigest() if reference else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
     tally.phase = "grading"
     processes = Processes()
@@ -348,7 +364,8 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     try:
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("grading", total=len(todo), failed=0)
-            futures = [pool.submit(grade, job, reference, cap, version, out, processes) for job in jobs]
+            futures = [pool.submit(grade, job, reference, cap, version, out, processes, digest)
+                       for job in jobs]
             failed = 0
             for entry in itertools.chain(unreadable, (f.result() for f in as_completed(futures))):
                 book.record(with_zeros(entry, grading))
@@ -408,12 +425,15 @@ def checked_run(args: argparse.Namespace, console: Console, tally: Tally) -> int
         submissions = intake.collect(args.submissions, ignore=out, assignment=args.assignment)
     except (ConfigError, intake.IntakeError) as error:
         return refuse(console, str(error))
+    if problem := sandbox.exposed(args.submissions, "the class folder"):  # a student reads another's
+        return refuse(console, problem)
     if not submissions:
         return refuse(console, f"{args.submissions}: no submissions found (it is empty, or holds only "
                                "hidden files); point autograder bulk at the folder with one entry per "
                                "student")
     try:
         out.mkdir(parents=True, exist_ok=True)
+        out.chmod(0o700)  # the gradebook, the sealed answers, every submission: no other account's
         lock = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as error:
         return refuse(console, f"-o {out}: cannot be made or opened ({error.strerror}); give -o a folder "
