@@ -43,11 +43,12 @@ def abandon(message: str, code: int = BUSY_EXIT) -> None:
 
 def patient(worker: Worker, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Answer:
     """worker.run, again in a fresh worker when the machine was too busy to run it."""
-    answer = worker.run(scenario_id, kwargs, limit, draw=draw)
+    drawing = {"draw": True} if draw else {}
+    answer = worker.run(scenario_id, kwargs, limit, **drawing)
     for _ in range(BUSY_RETRIES):
         if not answer.busy:
             return answer
-        answer = worker.run(scenario_id, kwargs, limit, draw=draw)
+        answer = worker.run(scenario_id, kwargs, limit, **drawing)
     if answer.busy:
         abandon(f"{scenario_id}: {answer.failure}, {BUSY_RETRIES + 1} times; grade this submission "
                 "again when the machine is less loaded")
