@@ -343,8 +343,13 @@ def wrong_gradient(expected: Graph, got: Graph, pairs: dict[int, int], mine: int
     sentence = f"{heading(first)}: {call(got, mine)}: {numbers}"
     feeds = got.consumers(mine)
     if explained and feeds:
-        labels = sorted({f"`{got.nodes[c].op}`" for c in feeds if got.nodes[c].op})
-        what = f"{rows_of(feeds)}" + (f" ({', '.join(labels)})" if labels else "")
+        def feeder(c: int) -> str:
+            name, op = got.name(c), got.nodes[c].op
+            where = f"row {c + 1}" + (f", `{op}`" if op else "")
+            return f"{name} ({where})" if name else f"row {c + 1}" + (f" (`{op}`)" if op else "")
+
+        names = [feeder(c) for c in feeds]
+        what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         one = len(feeds) == 1
         sentence += (f", though the node{'' if one else 's'} it feeds, {what}, "
                      f"{'has' if one else 'have'} the right gradient{'' if one else 's'}: what "
