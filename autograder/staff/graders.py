@@ -15,7 +15,6 @@ that dies, is stopped with everything it started; the next submission gets a new
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import select
@@ -29,8 +28,10 @@ from pathlib import Path
 from ..config import KIT_ROOT
 
 GRACE_SECONDS = 5.0  # after SIGINT, the time pytest gets to stop its own workers
-# The pytest plugins that grading does without: each adds hooks to every test (and the last
-# one a full garbage collection to every session), and none changes an outcome.
+# The pytest plugins that grading does without: each adds hooks to every test (one of them a
+# full garbage collection to every session), and none changes an outcome. pytest-timeout is not
+# loaded either (PYTEST_DISABLE_PLUGIN_AUTOLOAD): here the cap on a whole grading is the last
+# resort, and every scenario has its own limit in the worker's CPU time.
 LEAN = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception",
         "-p", "no:faulthandler", "-p", "no:warnings", "-p", "no:logging", "--assert=plain")
 # Start the grading process so that it is interrupted (and stops its workers) if bulk dies,
@@ -47,8 +48,7 @@ os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
 
 def pytest_args(*options: str) -> list[str]:
     """The arguments of one grading: the kit's suites, lean, and `options`."""
-    plugins = ["-p", "pytest_timeout"] if importlib.util.find_spec("pytest_timeout") else []
-    return [str(KIT_ROOT / "autograder"), "-q", *LEAN, *plugins, *options]
+    return [str(KIT_ROOT / "autograder"), "-q", *LEAN, *options]
 
 
 # -- the grading process ---------------------------------------------------------------------------
