@@ -10,6 +10,7 @@ BUSY_EXIT), so that the grade is made again later instead of being a silent zero
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -61,6 +62,13 @@ def new_worker(folder: Path, limits: Limits, share: bool = True) -> Worker:
     return worker
 
 
+def close(worker: Worker) -> None:
+    """Stop a worker for good (a grading process that stays grades many submissions)."""
+    worker.close()
+    with contextlib.suppress(ValueError):
+        LIVE.remove(worker)
+
+
 def start_sandbox() -> str:
     """The sandbox level, or the end of the session with the one message that says why not."""
     try:
@@ -108,7 +116,7 @@ class LiveReference:
         return sorted({self.names[key] for key, answer in self.answers.items() if not succeeded(answer)})
 
     def close(self) -> None:
-        self.worker.close()
+        close(self.worker)
 
 
 class SealedReference:
@@ -242,7 +250,7 @@ class Runner:
         return again.observations is not None and again.observations != got.observations
 
     def close(self) -> None:
-        self.submission.close()
+        close(self.submission)
         self.reference.close()
         if self.second is not None:
-            self.second.close()
+            close(self.second)

@@ -14,13 +14,15 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from corpus import CORPUS, build
 
 from autograder.config import load
-from autograder.staff import bulk, reports
+from autograder.staff import bulk, graders, reports
 from autograder.staff.cli import main
 from autograder.staff.gradebook import Entry, Gradebook, Score
 
@@ -30,6 +32,7 @@ from make_class import make_class  # noqa: E402 - examples/ is a folder of scrip
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
+UNSTEADY_WORDS = "this scenario gave a different answer"
 # A hung bulk run fails the test instead of hanging it; a normal one takes a small fraction.
 RUN_SECONDS = 600
 
@@ -288,15 +291,56 @@ def test_sigkill_mid_run_then_a_rerun_gives_the_gradebook_of_an_uninterrupted_ru
 # -- the wall-clock cap and what feedback may show -------------------------------------------------
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_the_cap_stops_the_whole_process_group(tmp_path):
-    script = ("import subprocess, sys, time\n"
-              "child = subprocess.Popen(['sleep', '300'])\n"
-              "print(child.pid, flush=True)\n"
-              "time.sleep(300)\n")
-    log = tmp_path / "log"
-    outcome = bulk.run_capped(bulk.Processes(), [sys.executable, "-c", script], log, cap=1.0)
-    assert "wall-clock cap" in outcome
-    assert not alive(int(log.read_text().split()[0]))
+def test_the_cap_stops_the_whole_grading_process_and_the_next_gets_a_new_one(tmp_path):
+    """A grading that hangs past the cap is stopped with all it started; the pool goes on."""
+    (tmp_path / "test_hangs.py").write_text(textwrap.dedent("""
+        import subprocess, time
+
+        def test_hangs():
+            child = subprocess.Popen(["sleep", "300"])
+            print(child.pid, flush=True)
+            time.sleep(300)
+        """), encoding="utf-8")
+    (tmp_path / "test_passes.py").write_text("def test_passes():\n    pass\n", encoding="utf-8")
+    pool = graders.Graders(bulk.pytest_env(), tmp_path)
+    try:
+        log = tmp_path / "hang.log"
+        hangs = [str(tmp_path / "test_hangs.py"), "-q", "-s", "-p", "no:cacheprovider"]
+        outcome = pool.grade(hangs, log, cap=2.0)
+        assert "wall-clock cap" in outcome
+        assert not alive(int(log.read_text().split()[0]))
+        again = pool.grade([str(tmp_path / "test_passes.py"), "-q", "-p", "no:cacheprovider"],
+                           tmp_path / "pass.log", cap=60.0)
+        assert again == 0, (tmp_path / "pass.log").read_text()
+    finally:
+        pool.close()
+
+
+def test_bulk_grades_what_pytest_autograder_grades(autograde, tmp_path, reference_cache):
+    """The grading processes that stay give every submission of the corpus exactly the scores
+    and messages that `pytest autograder` gives it, one process per submission."""
+    klass = tmp_path / "class"
+    for entry in CORPUS:
+        build(entry, KIT / "solutions", klass / entry.name)
+    out = outdir(tmp_path / "out", reference_cache)
+    assert bulk_run(klass, out, "--jobs", "2") == 0
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        graded = {e.source: {s.part: (s.points, s.messages) for s in e.scores} for e in book.entries()}
+    finally:
+        book.close()
+    for entry in CORPUS:
+        alone = autograde(klass / entry.name)
+        expected = {part: (e["score"], "" if e["score"] >= e["max_score"] else e["output"])
+                    for part, e in alone.items()}
+        assert graded[entry.name].keys() == expected.keys(), entry.name
+        for part, (points, message) in expected.items():
+            got_points, got_message = graded[entry.name][part]
+            assert got_points == points, (entry.name, part)
+            # A message that says its answer changes from one process to the next (an order of
+            # a set of parents) may quote other numbers each time; every other is the same.
+            if UNSTEADY_WORDS not in message:
+                assert got_message == message, (entry.name, part)
 
 
 def test_feedback_hides_the_checks_of_a_hidden_part_and_quotes_no_suite_code():

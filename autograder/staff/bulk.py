@@ -14,7 +14,6 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
-import importlib.util
 import itertools
 import json
 import os
@@ -38,22 +37,12 @@ from rich.text import Text
 from .. import sandbox
 from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
 from ..runner import BUSY_EXIT, SealedReference, time_limit
-from . import intake, reports
+from . import graders, intake, reports
 from .escape import printable
 from .gradebook import Entry, Gradebook, Score
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
-GRACE_SECONDS = 5.0  # after SIGINT, the time pytest gets to stop its own workers
 BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
-# Start pytest so that it is interrupted (and stops its workers) if this process dies, even by SIGKILL.
-LAUNCHER = """
-import ctypes, os, signal, sys
-if sys.platform.startswith("linux"):
-    ctypes.CDLL(None).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
-    if os.getppid() != int(sys.argv[1]):
-        sys.exit("autograder bulk stopped before grading began")
-os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
-"""
 
 
 class BulkError(Exception):
@@ -110,11 +99,10 @@ def grader_version() -> str:
 
 
 def pytest_command(*options: str) -> list[str]:
-    """One grading's pytest, started lean: the suites need no assertion rewriting, and of the
-    installed plugins only pytest-timeout (PYTEST_DISABLE_PLUGIN_AUTOLOAD is set in `env`)."""
-    plugins = ["-p", "pytest_timeout"] if importlib.util.find_spec("pytest_timeout") else []
-    return [sys.executable, "-c", LAUNCHER, str(os.getpid()), "-m", "pytest", str(KIT_ROOT / "autograder"),
-            "-q", "-p", "no:cacheprovider", "--assert=plain", *plugins, *options]
+    """One grading's `pytest autograder` as a process of its own (the reference's sealing),
+    stopped if this process dies."""
+    return [sys.executable, "-c", graders.LAUNCHER, str(os.getpid()), "-m", "pytest",
+            *graders.pytest_args(*options)]
 
 
 def pytest_env() -> dict[str, str]:
@@ -161,66 +149,6 @@ def wall_clock_cap(limits: Limits, reference: Path) -> float:
 
 # -- grading one submission ----------------------------------------------------------------------
 
-class Processes:
-    """The pytest processes running now, so that an interrupted run can stop them all."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.running: set[subprocess.Popen] = set()
-        self.stopping = False
-
-    def start(self, command: list[str], log: Path) -> subprocess.Popen | None:
-        with self.lock:
-            if self.stopping:
-                return None
-            with log.open("wb") as output:
-                process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
-                                           stdin=subprocess.DEVNULL, cwd=KIT_ROOT, process_group=0,
-                                           env=pytest_env())
-            self.running.add(process)
-            return process
-
-    def finish(self, process: subprocess.Popen) -> None:
-        with self.lock:
-            self.running.discard(process)
-
-    def stop_all(self) -> None:
-        with self.lock:
-            self.stopping = True
-            running = list(self.running)
-        stop(running)
-
-
-def stop(processes: list[subprocess.Popen]) -> None:
-    """Interrupt pytest process groups (so each stops its workers), then kill whatever is left."""
-    signal_groups(processes, signal.SIGINT)
-    deadline = time.monotonic() + GRACE_SECONDS
-    for process in processes:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(max(0.0, deadline - time.monotonic()))
-    signal_groups(processes, signal.SIGKILL)
-
-
-def signal_groups(processes: list[subprocess.Popen], sig: signal.Signals) -> None:
-    for process in processes:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-
-
-def run_capped(processes: Processes, command: list[str], log: Path, cap: float) -> int | str | None:
-    """The exit status; the reason when the cap stopped it; None when the run is being stopped."""
-    process = processes.start(command, log)
-    if process is None:
-        return None
-    try:
-        return process.wait(cap)
-    except subprocess.TimeoutExpired:
-        stop([process])
-        return f"grading took longer than {cap:.0f} s (the wall-clock cap per submission) and was stopped"
-    finally:
-        processes.finish(process)
-
-
 @dataclass
 class Job:
     submission: intake.Submission
@@ -236,23 +164,23 @@ def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
 
 
 def grade(job: Job, reference: Path, cap: float, version: str, out: Path,
-          processes: Processes, digest: str | None = None) -> Entry | None:
+          pool: graders.Graders, digest: str | None = None) -> Entry | None:
     """Run the suites on one staged submission; None when the run is being interrupted.
     `digest` is the sealed reference's SHA-256 as it was made: a grading refuses any other."""
     attempt = Path(tempfile.mkdtemp(prefix=job.staged.name + "-", dir=out / "work"))
     results, log = attempt / "results.json", attempt / "pytest.log"
     # --tb=line: a check that crashes is reported by its error alone, never by the suite's code.
-    command = pytest_command("--submission", str(job.staged), "--reference", str(reference),
-                             "--results-json", str(results), "--tb=line",
-                             *(("--reference-sha256", digest) if digest else ()))
+    args = graders.pytest_args("--submission", str(job.staged), "--reference", str(reference),
+                               "--results-json", str(results), "--tb=line",
+                               *(("--reference-sha256", digest) if digest else ()))
     start = time.monotonic()
     for _ in range(BUSY_ATTEMPTS):
-        code = run_capped(processes, command, log, cap)
+        code = pool.grade(args, log, cap)
         if code != BUSY_EXIT:
             break
     seconds = round(time.monotonic() - start, 3)
     try:
-        if code is None or processes.stopping:
+        if code is None or pool.stopping:
             return None
         if code == BUSY_EXIT:
             entry = entry_for(job.submission, version, seconds=seconds, status="failed",
@@ -357,14 +285,14 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     digest = hashlib.sha256(reference.read_bytes()).hexdigest() if reference else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
     tally.phase = "grading"
-    processes = Processes()
+    pool_of_graders = graders.Graders(pytest_env(), out)
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("time left"), TimeRemainingColumn())
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("grading", total=len(todo), failed=0)
-            futures = [pool.submit(grade, job, reference, cap, version, out, processes, digest)
+            futures = [pool.submit(grade, job, reference, cap, version, out, pool_of_graders, digest)
                        for job in jobs]
             failed = 0
             for entry in itertools.chain(unreadable, (f.result() for f in as_completed(futures))):
@@ -378,10 +306,11 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         with ignoring_interrupts():  # a second Ctrl-C must not leave a grading running
-            processes.stop_all()
+            pool_of_graders.stop_all()
         raise
     finally:
         pool.shutdown(wait=True)
+        pool_of_graders.close()
         for scratch in (out / "work", out / "staging"):
             shutil.rmtree(scratch, ignore_errors=True)
 

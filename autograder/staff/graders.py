@@ -1,0 +1,202 @@
+"""Grading processes that stay: each runs `pytest autograder` on one submission after another.
+
+Starting Python, pytest and the kit for every submission costs more than grading a correct
+one. So `autograder bulk` keeps one grading process per job: it is told, one line at a time,
+the options of a `pytest autograder` run (the submission, the sealed reference, where to
+write results.json) and a log file; it runs pytest in itself, exactly as the command line
+would (the same plugin, suites, fixtures and workers, each worker as isolated as ever), and
+answers with pytest's exit status. A grading that takes longer than its cap, or a process
+that dies, is stopped with everything it started; the next submission gets a new process.
+
+    python -m autograder.staff.graders REPLY_FD OUTDIR    (started by `Graders`, never by hand;
+                                                           OUTDIR names the run it grades for)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ..config import KIT_ROOT
+
+GRACE_SECONDS = 5.0  # after SIGINT, the time pytest gets to stop its own workers
+# The pytest plugins that grading does without: each adds hooks to every test (one of them a
+# full garbage collection to every session), and none changes an outcome. pytest-timeout is not
+# loaded either (PYTEST_DISABLE_PLUGIN_AUTOLOAD): here the cap on a whole grading is the last
+# resort, and every scenario has its own limit in the worker's CPU time.
+LEAN = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception",
+        "-p", "no:faulthandler", "-p", "no:warnings", "-p", "no:logging", "--assert=plain")
+# Start the grading process so that it is interrupted (and stops its workers) if bulk dies,
+# even by SIGKILL.
+LAUNCHER = """
+import ctypes, os, signal, sys
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+    if os.getppid() != int(sys.argv[1]):
+        sys.exit("autograder bulk stopped before grading began")
+os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+"""
+
+
+def pytest_args(*options: str) -> list[str]:
+    """The arguments of one grading: the kit's suites, lean, and `options`."""
+    return [str(KIT_ROOT / "autograder"), "-q", *LEAN, *options]
+
+
+# -- the grading process ---------------------------------------------------------------------------
+
+def serve(reply_fd: int) -> None:
+    """Read a job per line from stdin, grade it, answer its exit status on `reply_fd`."""
+    import pytest
+
+    replies = os.fdopen(reply_fd, "w", buffering=1)
+    for line in sys.stdin:
+        job = json.loads(line)
+        with open(job["log"], "w", encoding="utf-8") as log, contextlib.redirect_stdout(log), \
+                contextlib.redirect_stderr(log):
+            try:
+                code = int(pytest.main(job["args"]))
+            except KeyboardInterrupt:
+                return
+        replies.write(json.dumps({"code": code}) + "\n")
+        if code == pytest.ExitCode.INTERRUPTED:
+            return
+
+
+# -- the pool, in autograder bulk ---------------------------------------------------------------------
+
+class Grader:
+    """One grading process, used by one thread of bulk at a time."""
+
+    def __init__(self, env: dict[str, str], out: Path) -> None:
+        reply_read, reply_write = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER, str(os.getpid()), "-m", "autograder.staff.graders",
+             str(reply_write), str(out)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=KIT_ROOT,
+            env=env, pass_fds=(reply_write,), process_group=0, text=True)
+        os.close(reply_write)
+        self.replies = reply_read
+        self.buffer = b""
+
+    def grade(self, args: list[str], log: Path, cap: float) -> int | None:
+        """pytest's exit status; None when the process died or `cap` seconds passed first (it
+        is then stopped)."""
+        try:
+            self.process.stdin.write(json.dumps({"args": args, "log": str(log)}) + "\n")
+            self.process.stdin.flush()
+        except OSError:
+            return None
+        deadline = time.monotonic() + cap
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.replies], [], [], left)[0]:
+                return None
+            chunk = os.read(self.replies, 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return int(json.loads(line)["code"])
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def interrupt(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGINT)
+
+    def stop(self) -> None:
+        """Interrupt it (so pytest stops its workers), then kill whatever is left."""
+        self.interrupt()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(GRACE_SECONDS)
+        self.kill()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        with contextlib.suppress(OSError):
+            os.close(self.replies)
+
+
+class Graders:
+    """A grading process per thread of bulk's pool, started when first needed and replaced
+    after a grading that went wrong; an interrupted run stops them all."""
+
+    def __init__(self, env: dict[str, str], out: Path) -> None:
+        self.env, self.out = env, out
+        self.lock = threading.Lock()
+        self.mine = threading.local()
+        self.every: set[Grader] = set()
+        self.stopping = False
+
+    def grade(self, args: list[str], log: Path, cap: float) -> int | str | None:
+        """The exit status; the reason when the cap or a crash stopped it; None when the run is
+        being stopped."""
+        with self.lock:
+            if self.stopping:
+                return None
+            grader = getattr(self.mine, "grader", None)
+            if grader is None or not grader.alive():
+                grader = self.mine.grader = Grader(self.env, self.out)
+                self.every.add(grader)
+        start = time.monotonic()
+        code = grader.grade(args, log, cap)
+        if code is not None:
+            return code
+        with self.lock:
+            self.every.discard(grader)
+            self.mine.grader = None
+        if self.stopping:
+            grader.kill()
+            return None
+        if time.monotonic() - start >= cap:
+            grader.stop()
+            return f"grading took longer than {cap:.0f} s (the wall-clock cap per submission) and was stopped"
+        grader.stop()
+        return grader.process.returncode  # it ended before answering: as pytest would have ended
+
+    def stop_all(self) -> None:
+        with self.lock:
+            self.stopping = True
+            every = list(self.every)
+            self.every.clear()
+        for grader in every:
+            grader.interrupt()
+        deadline = time.monotonic() + GRACE_SECONDS
+        for grader in every:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                grader.process.wait(max(0.0, deadline - time.monotonic()))
+            grader.kill()
+
+    def close(self) -> None:
+        """The run is over: each process ends when its input does."""
+        with self.lock:
+            every = list(self.every)
+            self.every.clear()
+        for grader in every:
+            grader.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                grader.process.wait(GRACE_SECONDS)
+            if grader.alive():
+                grader.kill()
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    serve(int(sys.argv[1]))
