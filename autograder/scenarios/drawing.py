@@ -84,6 +84,8 @@ class Recorder:
         rows = []
         for node in nodes:
             parents = list(node._prev)
+            if type(node._prev) in (set, frozenset):  # no order of its own: the order made, not addresses
+                parents.sort(key=lambda parent: index[id(parent)])
             passed = self.passes.get(id(node))
             passes = None  # the rule did not run under the Tape, or a parent is not recorded
             if passed is not None and all(id(parent) in passed for parent in parents):
