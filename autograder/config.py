@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import difflib
 import math
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.9 and 3.10: the same reader, published as tomli
+    import tomli as tomllib
 
 KIT_ROOT = Path(__file__).resolve().parent.parent
 GRADING_TOML = KIT_ROOT / "grading.toml"

@@ -9,7 +9,6 @@ and lists. Given the seed, a run is deterministic.
 """
 
 import gc
-import itertools
 import math
 from types import ModuleType
 
@@ -42,7 +41,7 @@ class MLP:
         last = len(sizes) - 2
         self.layers = [
             [Neuron(value, n_in, rng, use_relu=index < last) for _ in range(n_out)]
-            for index, (n_in, n_out) in enumerate(itertools.pairwise(sizes))
+            for index, (n_in, n_out) in enumerate(zip(sizes, sizes[1:]))
         ]
 
     def __call__(self, inputs: list) -> list:

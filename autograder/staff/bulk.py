@@ -27,7 +27,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.console import Console
@@ -159,7 +159,7 @@ def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
     """The gradebook row of a submission, stamped with the grader version and the time."""
     return Entry(source=submission.source, student=submission.student, format=submission.format,
                  content_hash=submission.content_hash, grader_version=version,
-                 graded_at=datetime.now(UTC).isoformat(timespec="seconds"), notes=submission.notes,
+                 graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), notes=submission.notes,
                  **outcome)
 
 

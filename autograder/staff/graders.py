@@ -82,7 +82,7 @@ class Grader:
             [sys.executable, "-c", LAUNCHER, str(os.getpid()), "-m", "autograder.staff.graders",
              str(reply_write), str(out)],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=KIT_ROOT,
-            env=env, pass_fds=(reply_write,), process_group=0, text=True)
+            env=env, pass_fds=(reply_write,), start_new_session=True, text=True)
         os.close(reply_write)
         self.replies = reply_read
         self.buffer = b""

@@ -23,7 +23,6 @@ import string
 import subprocess
 import sys
 import tempfile
-import tomllib
 import zipfile
 from dataclasses import dataclass
 from importlib import metadata
@@ -31,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from ..config import KIT_ROOT, Grading, parse
+from ..config import KIT_ROOT, Grading, parse, tomllib
 
 PLATFORM_FILES = Path(__file__).parent / "platform_files"
 SUITES = Path("autograder") / "suites"
@@ -39,7 +38,6 @@ SEALED = Path("autograder") / "reference.json"
 # Never copied out of the package: build caches, any sealed file left behind, and the staff
 # tools (bulk grading, building releases, the platform templates), which grade nothing.
 NOT_SHIPPED = {"__pycache__", "reference.json", ".pytest_cache", "staff"}
-STUDENT_REQUIREMENTS = "numpy>=1.24\npytest>=7.4\n"
 # What Gradescope's image needs, pinned to the versions that sealed the answers (nbformat:
 # intake reads a notebook submission).
 GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "nbformat")
@@ -213,20 +211,30 @@ def prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def python_minimum(kit: Path) -> str:
-    """The kit's Python floor, "3.11", from requires-python in its pyproject.toml: the one place
-    that says it, for the handout's README and the Gradescope image alike."""
+def project(kit: Path) -> dict:
+    """The [project] table of the kit's pyproject.toml."""
     pyproject = kit / "pyproject.toml"
     try:
-        required = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["requires-python"]
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
     except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
-        raise ReleaseError(f"{pyproject}: cannot read [project] requires-python ({error}); the "
-                           "releases take the kit's minimum Python from there") from None
+        raise ReleaseError(f"{pyproject}: cannot read its [project] table ({error}); the releases take "
+                           "the kit's minimum Python and what a student installs from there") from None
+
+
+def python_minimum(kit: Path) -> str:
+    """The kit's Python floor, "3.9", from requires-python in its pyproject.toml: the one place
+    that says it, for the handout's README and the Gradescope image alike."""
+    required = project(kit).get("requires-python", "")
     found = re.fullmatch(r">=\s*(\d+\.\d+)", required.strip())
     if not found:
-        raise ReleaseError(f'{pyproject}: requires-python = "{required}"; write it as ">=3.N", the '
-                           "only form setup.sh and the handout can state")
+        raise ReleaseError(f'{kit / "pyproject.toml"}: requires-python = "{required}"; write it as '
+                           '">=3.N", the only form setup.sh and the handout can state')
     return found.group(1)
+
+
+def student_requirements(kit: Path) -> str:
+    """requirements.txt of the handout: the kit's own dependencies, which are what a student needs."""
+    return "".join(f"{requirement}\n" for requirement in project(kit)["dependencies"])
 
 
 # -- the student handout -------------------------------------------------------------------------
@@ -247,7 +255,7 @@ def build_student(kit: Path, out: Path) -> None:
         raise ReleaseError(f"{kit / 'grading.toml'}: could not cut the hidden parts out cleanly; "
                            "write every part as its own [parts.\"<id>\"] table")
     (out / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
-    (out / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
+    (out / "requirements.txt").write_text(student_requirements(kit), encoding="utf-8")
     (out / ".gitignore").write_text(STUDENT_GITIGNORE, encoding="utf-8")
     (out / "README.md").write_text(student_readme(kit, grading, kept, python_minimum(kit)),
                                    encoding="utf-8")
@@ -434,15 +442,24 @@ def classroom_workflow(kept: Grading, tests: list[SuiteTest]) -> str:
 
 # -- Gradescope ------------------------------------------------------------------------------------
 
-def gradescope_requirements() -> str:
-    pins = []
+def gradescope_requirements(kit: Path) -> str:
+    """The image's packages: on this Python's version and newer, exactly the versions that sealed
+    the reference's answers; on the older ones the kit supports (whose wheels may not exist at
+    those versions), the kit's own floors, and tomli, which those Pythons need."""
+    declared = [*project(kit)["dependencies"], *project(kit)["optional-dependencies"]["staff"]]
+    floors = {re.split(r"[<>=!~; ]", spec, maxsplit=1)[0]: spec for spec in declared}
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    lines = ["# The versions that sealed the reference's answers, and the kit's floors for older Pythons."]
     for name in GRADESCOPE_PACKAGES:
         try:
-            pins.append(f"{name}=={metadata.version(name)}")
+            version = metadata.version(name)
         except metadata.PackageNotFoundError:
             raise ReleaseError(f"{name} is not installed here; install the kit's staff extras "
                                "(pip install -e '.[staff]') so the bundle can pin it") from None
-    return "# The versions that sealed the reference's answers.\n" + "\n".join(pins) + "\n"
+        lines.append(f'{name}=={version}; python_version >= "{here}"')
+        lines.append(f'{floors.get(name, name)}; python_version < "{here}"')
+    lines += [spec for spec in declared if "python_version" in spec]
+    return "\n".join(lines) + "\n"
 
 
 def gradescope_setup(python: str) -> str:
@@ -486,7 +503,7 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
             shutil.copyfile(kit / path, staging / path)
         shutil.copyfile(kit / "grading.toml", staging / "grading.toml")
         (staging / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
-        (staging / "requirements.txt").write_text(gradescope_requirements(), encoding="utf-8")
+        (staging / "requirements.txt").write_text(gradescope_requirements(kit), encoding="utf-8")
         (staging / "setup.sh").write_text(gradescope_setup(python_minimum(kit)), encoding="utf-8")
         for name in ("run_autograder", "grade_submission.py"):
             shutil.copyfile(PLATFORM_FILES / name, staging / name)

@@ -1,0 +1,133 @@
+"""The student's side on every Python the machine offers, from the kit's minimum up.
+
+For each Python found (python3.N on PATH, or under pyenv), a virtualenv gets exactly the
+handout's requirements.txt; the handout then grades the reference and the stubs as the kit
+does. The Gradescope bundle grades the reference with the oldest of them. A Python older than
+the minimum is told so in one line. Where the machine offers no other Python, only the one
+running these tests is tried (by the rest of the kit's tests).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import autograder
+from autograder.config import load
+from autograder.staff.release import project
+
+KIT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "autograder.staff.cli"]
+PYENV = Path.home() / ".pyenv" / "versions"
+GRADING = load(KIT / "grading.toml")
+VISIBLE = {part.id: part.points for part in GRADING.parts.values() if part.visibility == "visible"}
+INSTALL_SECONDS = 900
+
+
+def version_of(python: Path) -> tuple[int, int] | None:
+    try:
+        done = subprocess.run([str(python), "-c", "import sys; print(*sys.version_info[:2])"],
+                              capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    major, minor = map(int, done.stdout.split())
+    return major, minor
+
+
+def pythons() -> dict[tuple[int, int], Path]:
+    """One interpreter per Python 3 version this machine has, by (major, minor)."""
+    found: dict[tuple[int, int], Path] = {}
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(6, 20)]
+    candidates += [str(path) for path in sorted(PYENV.glob("3.*/bin/python3"))] if PYENV.is_dir() else []
+    for candidate in filter(None, candidates):
+        version = version_of(Path(candidate))
+        if version and version[0] == 3 and version not in found:
+            found[version] = Path(candidate)
+    return found
+
+
+FOUND = pythons()
+SUPPORTED = {v: p for v, p in FOUND.items() if v >= autograder.MINIMUM_PYTHON and v != sys.version_info[:2]}
+OLDER = {v: p for v, p in FOUND.items() if v < autograder.MINIMUM_PYTHON and v >= (3, 8)}
+
+
+def venv(python: Path, folder: Path, requirements: Path) -> Path:
+    subprocess.run([str(python), "-m", "venv", str(folder)], check=True, capture_output=True, timeout=300)
+    installed = subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q",
+                                "--disable-pip-version-check", "-r", str(requirements)],
+                               capture_output=True, text=True, timeout=INSTALL_SECONDS)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    return folder / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("pythons") / "handout"
+    done = subprocess.run(CLI + ["release", "student", "-o", str(out)], cwd=KIT, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_the_minimum_is_the_one_pyproject_states():
+    assert project(KIT)["requires-python"] == ">=" + ".".join(map(str, autograder.MINIMUM_PYTHON))
+
+
+def scores(results: Path) -> dict[str, float]:
+    return {t["tags"][0]: t["score"] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]}
+
+
+@pytest.mark.parametrize("version", sorted(SUPPORTED), ids=lambda v: f"python{v[0]}.{v[1]}")
+def test_the_handout_grades_as_the_kit_on_every_supported_python(handout, tmp_path, version):
+    python = venv(SUPPORTED[version], tmp_path / "venv", handout / "requirements.txt")
+    for files, expected in (("solutions", dict(VISIBLE)), ("assignments", dict.fromkeys(VISIBLE, 0))):
+        copy = tmp_path / f"handout-{files}"
+        shutil.copytree(handout, copy)
+        for engine in ("value", "tensor", "dual"):
+            shutil.copyfile(KIT / files / f"{engine}.py", copy / "assignments" / f"{engine}.py")
+        done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                               "--results-json", str(tmp_path / f"{files}.json")],
+                              cwd=copy, capture_output=True, text=True, timeout=INSTALL_SECONDS)
+        assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+        assert scores(tmp_path / f"{files}.json") == expected, files
+        assert any(line.startswith("total") for line in done.stdout.splitlines()[-3:])
+
+
+@pytest.mark.skipif(not SUPPORTED, reason="the machine offers no other supported Python")
+def test_the_gradescope_bundle_grades_on_the_oldest_supported_python(tmp_path):
+    oldest = min(SUPPORTED)
+    bundle = tmp_path / "autograder.zip"
+    done = subprocess.run(CLI + ["release", "gradescope", "-o", str(bundle)], cwd=KIT, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    source = tmp_path / "source"
+    zipfile.ZipFile(bundle).extractall(source)
+    python = venv(SUPPORTED[oldest], tmp_path / "venv", source / "requirements.txt")
+    done = subprocess.run([str(python), "grade_submission.py", str(KIT / "solutions"),
+                           str(tmp_path / "results.json")], cwd=source, capture_output=True, text=True,
+                          timeout=INSTALL_SECONDS)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert scores(tmp_path / "results.json") == {part.id: part.points for part in GRADING.parts.values()}
+
+
+@pytest.mark.skipif(not OLDER, reason="the machine offers no Python older than the minimum")
+def test_an_older_python_is_told_so_in_one_line(handout, tmp_path):
+    version = max(OLDER)
+    python = tmp_path / "venv" / "bin" / "python"
+    subprocess.run([str(OLDER[version]), "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
+    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                "numpy", "pytest"], capture_output=True, text=True, timeout=INSTALL_SECONDS)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider"],
+                          cwd=handout, capture_output=True, text=True, timeout=600)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    wanted = (r"autograder: needs Python 3\.9 or newer, and this is 3\.\d+\.\d+; install a newer one "
+              r"and its numpy and pytest")
+    assert len(lines) == 1 and re.fullmatch(wanted, lines[0]), lines
