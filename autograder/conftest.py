@@ -148,7 +148,9 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                 kwargs=kwargs, expected=expected, got=got,
                 tolerance=loose_tolerance if loose else strict,
                 fd_tolerance=judge.Tolerance(tolerances.fd_rel, tolerances.fd_abs),
-                suspects=suspects or {}, timeout=limit)
+                suspects=suspects or {}, timeout=limit,
+                drawings=lambda: runner.drawings(scenario_id, kwargs),
+                given_rules=part == BACKWARD_PART)  # its graphs hold only given operations
         except judge.StaffError as error:
             outcome = judge.Verdict(False, f"Not checked, a fault of the grader: {error} in scenario "
                                     f"{scenario_id}. Tell the course staff.")

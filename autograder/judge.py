@@ -10,6 +10,8 @@ exception that case raised.
 Nothing the submission sends is trusted: before anything is compared, its answer must have
 the structure of the reference's (the same keys, list lengths, prod(shape) numbers in an
 array, finite numbers where the reference's are finite); anything else is a malformed answer.
+A failed value scenario's message also shows the graph it built beside the reference's, from
+drawings asked for only then and checked as strictly (graphs.py); they never decide a verdict.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ UNSTEADY = textwrap.fill(
     "instead of adding, or a traversal that visits a node before its consumers.", 88)
 # The message of a stub's NotImplementedError: "<part>: implement <function>".
 STUB_MESSAGE = re.compile(r"^([\w.]+): implement (\S+)$")
+# The case a difference was found in: the path of a mismatch in a list of cases starts "[i]".
+CASE_PATH = re.compile(r"^\[(\d+)\]")
 
 
 class StaffError(Exception):
@@ -379,13 +383,40 @@ def diagnose(expected: object, got: Answer, suspects: dict[str, Suspect]) -> str
     return None
 
 
+def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, tolerance: Tolerance,
+                 drawings: Callable[[], tuple[list | None, list | None]], given_rules: bool) -> str | None:
+    """The graph block for the case a message shows, when `drawings()` gives the graphs both
+    sides drew: the case of the first mismatch in a list of cases, or the scenario's one graph."""
+    if isinstance(expected.observations, list):
+        found = CASE_PATH.match(mismatch.path) if mismatch is not None else None
+        cases = len(expected.observations)
+        if found is None or not isinstance(got.observations, list) or len(got.observations) != cases:
+            return None
+        index = int(found[1])
+    elif mismatch is not None or got.raised:
+        index, cases = 0, 1
+    else:
+        return None
+    theirs, mine = drawings()
+    if not all(isinstance(drawn, list) and len(drawn) == cases for drawn in (theirs, mine)):
+        return None
+    from . import graphs  # imported here: only a failed scenario's message pays for it
+
+    return graphs.report(theirs[index], mine[index], tolerance, given_rules)
+
+
 # -- the verdict ---------------------------------------------------------------------------------
 
 def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: Answer,
           tolerance: Tolerance, fd_tolerance: Tolerance, suspects: dict[str, Suspect],
-          timeout: float, preface: str = "") -> Verdict:
+          timeout: float, preface: str = "",
+          drawings: Callable[[], tuple[list | None, list | None]] | None = None,
+          given_rules: bool = False) -> Verdict:
     """Compare one scenario's answers and explain any difference to the student. `preface`
-    goes first: what the student must know before anything else (a given operation changed)."""
+    goes first: what the student must know before anything else (a given operation changed).
+    `drawings()`, asked only when the scenario failed, gives the graphs the reference and the
+    submission drew: where both did, the message shows where in the graph of the case it
+    shows the gradients first differ (`given_rules`: the graph holds only given rules)."""
     if expected.failure or expected.raised or raised_cases(expected):
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
         raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())
@@ -423,6 +454,9 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         f"Came out: {came_out}", f"Expected: {wanted}"]
     if fd_hint:
         lines.append(fd_hint)
+    if drawings is not None and not got.failure \
+            and (block := graph_report(expected, got, mismatch, tolerance, drawings, given_rules)):
+        lines += ["", block]
     if misconception:
         entry = CATALOGUE[misconception]
         lines += ["", f"Likely cause [{misconception}]: {entry.title}.", textwrap.fill(entry.idea, 88)]

@@ -42,13 +42,14 @@ def abandon(message: str, code: int = BUSY_EXIT) -> None:
     os._exit(code)
 
 
-def patient(worker: Worker, scenario_id: str, kwargs: dict, limit: float) -> Answer:
+def patient(worker: Worker, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Answer:
     """worker.run, again in a fresh worker when the machine was too busy to run it."""
-    answer = worker.run(scenario_id, kwargs, limit)
+    drawing = {"draw": True} if draw else {}
+    answer = worker.run(scenario_id, kwargs, limit, **drawing)
     for _ in range(BUSY_RETRIES):
         if not answer.busy:
             return answer
-        answer = worker.run(scenario_id, kwargs, limit)
+        answer = worker.run(scenario_id, kwargs, limit, **drawing)
     if answer.busy:
         abandon(f"{scenario_id}: {answer.failure}, {BUSY_RETRIES + 1} times; grade this submission "
                 "again when the machine is less loaded")
@@ -87,7 +88,8 @@ def scenario_key(scenario_id: str, kwargs: dict) -> str:
 
 
 class LiveReference:
-    """The reference implementation, run in its own worker."""
+    """The reference implementation, run in its own worker; every scenario draws its graphs,
+    so that a sealed file holds them too."""
 
     def __init__(self, folder: Path, grading: Grading) -> None:
         start_sandbox()
@@ -101,9 +103,13 @@ class LiveReference:
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
-            self.answers[key] = patient(self.worker, scenario_id, kwargs, self.timeout)
+            self.answers[key] = patient(self.worker, scenario_id, kwargs, self.timeout, draw=True)
             self.names[key] = scenario_id
         return self.answers[key]
+
+    def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
+        """The graphs the reference drew for a scenario (None where it drew none)."""
+        return self.answer(scenario_id, kwargs).graphs
 
     def failures(self) -> list[str]:
         """The scenarios the reference did not answer (a fault of the kit), by id."""
@@ -114,7 +120,8 @@ class LiveReference:
 
 
 class SealedReference:
-    """Answers recorded from the reference, for a kit that ships without `solutions/`."""
+    """Answers recorded from the reference, for a kit that ships without `solutions/`. The
+    graphs they drew stay text until a failed scenario's message asks for them."""
 
     def __init__(self, path: Path, sha256: str | None = None) -> None:
         self.path = path
@@ -123,7 +130,9 @@ class SealedReference:
             raise SealError(f"{path}: not the sealed reference this grading was given (its SHA-256 "
                             "differs from the one recorded when it was made); something changed it. "
                             "Seal the reference again (delete the file) and grade again")
-        self.answers = {key: Answer(**value) for key, value in json.loads(data).items()}
+        records = json.loads(data)
+        self.drawn = {key: value.pop("graphs", None) for key, value in records.items()}
+        self.answers = {key: Answer(**value) for key, value in records.items()}
 
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         try:
@@ -131,6 +140,10 @@ class SealedReference:
         except KeyError:
             raise LookupError(f"{self.path} holds no answer for scenario {scenario_id}; "
                               "rebuild the sealed file from solutions/") from None
+
+    def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
+        text = self.drawn.get(scenario_key(scenario_id, kwargs))
+        return json.loads(text) if isinstance(text, str) else None
 
     def close(self) -> None:
         pass
@@ -150,8 +163,11 @@ def seal(reference: LiveReference, path: Path) -> list[str]:
     if failed := reference.failures():
         return failed
     # Sorted by key, but each answer's own keys in the order the scenario made them: the judge
-    # reports the first difference in that order, live or sealed alike.
-    records = {key: {**asdict(answer), "output": ""} for key, answer in sorted(reference.answers.items())}
+    # reports the first difference in that order, live or sealed alike. The graphs are kept as
+    # text, read only for a failed scenario's message.
+    records = {key: {**asdict(answer), "output": "",
+                     "graphs": json.dumps(answer.graphs) if answer.graphs else None}
+               for key, answer in sorted(reference.answers.items())}
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(descriptor, "wb") as file:
         os.fchmod(descriptor, 0o600)
@@ -170,6 +186,7 @@ class Runner:
         self.reference = reference
         self.answers: dict[str, tuple[Answer, Answer, float]] = {}
         self.second: Worker | None = None
+        self.second_answers: dict[str, Answer] = {}
         self.timeouts: dict[str, int] = {}  # timeouts in a row, by part
 
 
@@ -193,18 +210,43 @@ class Runner:
             self.answers[key] = expected, got, limit
         return self.answers[key]
 
+    def again(self, scenario_id: str, kwargs: dict) -> Answer:
+        """A failed scenario run once more, in a second worker (a fresh process, whose state no
+        judged answer depends on, so that a submission learns nothing it could use from being
+        asked), drawing its graphs on the way: for the failure's message only."""
+        key = scenario_key(scenario_id, kwargs)
+        if key not in self.second_answers:
+            _, _, limit = self.run(scenario_id, kwargs)
+            if self.second is None:
+                self.second = self.submission.twin()
+                LIVE.append(self.second)
+            self.second_answers[key] = patient(self.second, scenario_id, kwargs, limit, draw=True)
+        return self.second_answers[key]
+
+    def drawings(self, scenario_id: str, kwargs: dict) -> tuple[list | None, list | None]:
+        """The graphs the reference and the submission drew for a scenario the submission
+        failed. The submission's come from running it again (a correct submission never pays
+        for them), and only where the reference drew some and that run answered exactly as the
+        judged one did, so that they explain the very answer judged."""
+        def said(answer: Answer) -> str:
+            return json.dumps([answer.observations, answer.raised, answer.message], sort_keys=True)
+
+        expected = self.reference.graphs(scenario_id, kwargs)
+        if not expected:
+            return None, None
+        _, got, _ = self.run(scenario_id, kwargs)
+        again = self.again(scenario_id, kwargs)
+        return expected, (again.graphs if not again.failure and said(again) == said(got) else None)
+
     def unsteady(self, scenario_id: str, kwargs: dict) -> bool:
         """Does the submission answer differently in another process (with another history)?
 
         An engine that visits a set of parents, ordered by memory addresses, can do that.
         """
-        expected, got, limit = self.run(scenario_id, kwargs)
+        _, got, _ = self.run(scenario_id, kwargs)
         if got.observations is None:
             return False
-        if self.second is None:
-            self.second = self.submission.twin()
-            LIVE.append(self.second)
-        again = patient(self.second, scenario_id, kwargs, limit)
+        again = self.again(scenario_id, kwargs)
         return again.observations is not None and again.observations != got.observations
 
     def close(self) -> None:

@@ -48,6 +48,7 @@ class Answer:
     output: str = ""
     unloaded: bool = False  # the file the scenario needs is missing or did not import
     busy: bool = False
+    graphs: list | None = None  # the graphs the scenario drew, untrusted: see graphs.py
 
     @classmethod
     def from_json(cls, line: bytes) -> Answer:
@@ -64,7 +65,9 @@ class Answer:
         texts = {key: data.get(key, "") for key in ("message", "where")}
         if "raised" in data and not all(isinstance(t, str) for t in (data["raised"], *texts.values())):
             return cls(failure="the worker's answer had the wrong form")
-        return cls(observations=data.get("observations"), raised=data.get("raised"), **texts)
+        graphs = data.get("graphs")
+        return cls(observations=data.get("observations"), raised=data.get("raised"),
+                   graphs=graphs if isinstance(graphs, list) else None, **texts)
 
 
 def read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, Answer]]:
@@ -326,16 +329,18 @@ class Worker:
         self.import_output += answer.output
         return None
 
-    def run(self, scenario_id: str, kwargs: dict, limit: float) -> Answer:
+    def run(self, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Answer:
         """Run one scenario with a limit in seconds of CPU time; the answer always comes back,
-        whatever the implementation does."""
+        whatever the implementation does. With `draw`, the answer also brings the graphs the
+        scenario drew (see graphs.py)."""
         engine = scenarios.scenario(scenario_id).engine
         problem = self.load(engine)
         if problem is not None:
             if problem.busy:
                 return problem
             return Answer(failure=describe_load_problem(engine, problem), unloaded=True)
-        return self._call({"scenario": scenario_id, "kwargs": kwargs}, limit)
+        request = {"scenario": scenario_id, "kwargs": kwargs, **({"draw": True} if draw else {})}
+        return self._call(request, limit)
 
     def close(self) -> None:
         self.stop()

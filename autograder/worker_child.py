@@ -2,7 +2,8 @@
 
 It is started as `python -I -c <this source>` in a folder that holds only the submission's
 files, so it imports nothing from the kit. Its first message brings the scenario modules'
-sources; every later message asks for one module to be imported or one scenario to be run.
+sources; every later message asks for one module to be imported or one scenario to be run
+(with `"draw": true`, also for the graphs it draws, sent beside its observations).
 Every answer is plain JSON made here, so no object the submission made leaves this process.
 A request may carry a limit in seconds of CPU time: a timer interrupts the scenario when it is
 spent, so that a hang costs its limit and this worker goes on to the next request. (The
@@ -125,6 +126,22 @@ def handle(request, engines):
     return plain(function(engine, **request.get("kwargs", {})))
 
 
+def draw_graphs(on):
+    """Tell the scenarios whether this request draws its graphs (scenarios/common.py)."""
+    with contextlib.suppress(BaseException):  # then there are no graphs; the answer stands
+        sys.modules["scenarios.common"].draw_graphs(on)
+
+
+def drawings():
+    """The graphs the scenario drew beside its answer, as plain data, or None. They only
+    explain an answer: if they cannot be had, there are none."""
+    try:
+        found = sys.modules["scenarios.common"].drawings()
+        return plain(found) if type(found) is list and found else None
+    except BaseException:  # noqa: BLE001 - whatever went wrong, the answer stands without them
+        return None
+
+
 def reap():
     """Collect the children the request left (the grader kills them once it has the answer)."""
     while True:
@@ -142,6 +159,9 @@ def serve(requests, answers):
     engines = {}
     for line in requests:
         request = json.loads(line)
+        draw = request.get("draw") is True
+        if draw:
+            draw_graphs(True)
         collecting = gc.isenabled()
         signal.signal(signal.SIGPROF, time_up)  # again: the submission may have changed it
         ARMED.append(True)
@@ -164,6 +184,10 @@ def serve(requests, answers):
         if collecting:
             gc.enable()  # a scenario interrupted between gc.disable() and its finally
         reap()
+        if draw:
+            if (graphs := drawings()) is not None:
+                answer["graphs"] = graphs
+            draw_graphs(False)
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
 

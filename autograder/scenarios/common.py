@@ -1,4 +1,11 @@
-"""Helpers the scenarios share: seeded inputs and central differences."""
+"""Helpers the scenarios share: seeded inputs, central differences, cases, and the graphs
+drawn beside an answer.
+
+When a request asks for them (`draw_graphs`), a scenario draws the graphs it builds
+(`drawing`, `drawn`), and the worker sends them beside the observations: one per case for a
+scenario with cases, else the last one drawn. They only explain a failed answer (the judge's
+graph report), never decide one.
+"""
 
 from __future__ import annotations
 
@@ -49,12 +56,49 @@ def describe(error: BaseException) -> dict:
     return {"type": type(error).__name__, "message": text, "where": where}
 
 
+# Whether this request draws graphs; the graph drawn last and not yet given to a case; the
+# graphs of the cases run so far.
+_drawing: list = [False]
+_drawn: list = [None]
+_cases: list = []
+
+
+def draw_graphs(on: bool) -> None:
+    """Draw graphs in the request that comes next (the worker sets this per request)."""
+    _drawing[0] = on
+    _cases.clear()
+    _drawn[0] = None
+
+
+def drawing() -> bool:
+    return _drawing[0]
+
+
+def drawn(graph: dict | None) -> None:
+    """Keep a graph the scenario drew (None: it could not be drawn)."""
+    _drawn[0] = graph
+
+
+def drawings() -> list:
+    """The graphs drawn since the last call, and forget them: one per case (None where a case
+    drew none) when the scenario ran cases, else the last one drawn; empty if none was."""
+    found = list(_cases) if _cases else [_drawn[0]]
+    _cases.clear()
+    _drawn[0] = None
+    return found if any(graph is not None for graph in found) else []
+
+
 def case(inputs: dict, observe: Callable[[], dict]) -> dict:
     """One case of a scenario: its inputs and what `observe` saw, or the exception it raised,
     so that a message can show the very case that failed. `observe` may add inputs of its own
-    (a shift it computed) under "inputs"."""
+    (a shift it computed) under "inputs". The graph it drew, if any, is kept as this case's."""
+    _drawn[0] = None
     try:
         found = observe()
     except Exception as error:  # noqa: BLE001 - whatever the submission raises is the answer
         return {"inputs": inputs, "raised": describe(error)}
+    finally:
+        if _drawing[0]:
+            _cases.append(_drawn[0])
+        _drawn[0] = None
     return {**found, "inputs": {**inputs, **found.get("inputs", {})}}

@@ -12,11 +12,17 @@ that dL/dout = 3. Operands are leaves, values computed from leaves (so that a ru
 attaches itself to the wrong node, or names the wrong parents, shows), and values used twice.
 A scenario with several cases catches an exception per case, so the message can show the
 very case that raised.
+
+The operation and value.backward scenarios also draw the graph they built (`Recorder`),
+naming its values as their snippets do, in a request that asks for it: the reference's
+always, a submission's for a scenario it failed, so that its message can show where in the
+graph the gradients first differ (autograder/graphs.py).
 """
 
 from __future__ import annotations
 
-from .common import case, gradient_fd, uniform
+from .common import case, drawing, gradient_fd, uniform
+from .drawing import Recorder
 
 UPSTREAM = 3.0
 # The constants that make an operand a computed value: x + LIFT, and y - LIFT.
@@ -27,39 +33,19 @@ class WrongParents(Exception):
     """A rule changed the gradient of a value that is not among its node's parents."""
 
 
-class Tape:
+class Tape(Recorder):
     """The kit's own reverse pass over the nodes made while one graph is built.
 
-    `with Tape(value) as tape:` records every Value made inside the block, in the order made
-    (by wrapping the class's __init__ for that long); `tape.reverse(root)` sets the root's
-    gradient to 1.0 and runs each recorded node's `_backward` once, newest first. A node is
-    made after its parents, so newest first is a correct order, found without searching the
-    graph. Each rule may change the gradients of its own node's parents (`_prev`) and of
-    nothing else, and that is checked: a rule attached to the wrong node, or parents named
-    wrongly, raise WrongParents. An engine whose nodes this cannot record (built without the
-    given fields, or without calling __init__) runs its own backward() instead.
+    `with Tape(value) as tape:` records every Value made inside the block, in the order made;
+    `tape.reverse(root)` sets the root's gradient to 1.0 and runs each recorded node's
+    `_backward` once, newest first. A node is made after its parents, so newest first is a
+    correct order, found without searching the graph. Each rule may change the gradients of
+    its own node's parents (`_prev`) and of nothing else, and that is checked: a rule attached
+    to the wrong node, or parents named wrongly, raise WrongParents. An engine whose nodes
+    this cannot record (built without the given fields, or without calling __init__) runs its
+    own backward() instead. `tape.reverse(root, x=v, ...)` then draws the graph (see
+    Recorder), also when a rule raised.
     """
-
-    def __init__(self, value) -> None:
-        self.Value, self.made, self.original = value.Value, [], None
-
-    def __enter__(self) -> Tape:
-        original = self.Value.__init__
-
-        def recording(node, *args, **kwargs):
-            original(node, *args, **kwargs)
-            self.made.append(node)
-
-        try:
-            self.Value.__init__ = recording
-            self.original = original
-        except (AttributeError, TypeError):
-            pass  # a class that cannot be wrapped: reverse() falls back to backward()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self.original is not None:
-            self.Value.__init__ = self.original
 
     def usable(self, root) -> bool:
         """Does the tape hold the root and every node it needs, with the given fields?"""
@@ -76,7 +62,14 @@ class Tape:
                 return False
         return True
 
-    def reverse(self, root) -> None:
+    def reverse(self, root, **names) -> None:
+        try:
+            self._reverse(root)
+        finally:
+            if names:
+                self.draw(root, **names)
+
+    def _reverse(self, root) -> None:
         if not self.usable(root):
             root.backward()
             return
@@ -85,6 +78,9 @@ class Tape:
             allowed = {id(parent) for parent in node._prev}
             before = [other.grad for other in self.made]
             node._backward()
+            if drawing():
+                self.passes[id(node)] = {id(other): [grad, other.grad]
+                                         for other, grad in zip(self.made, before) if id(other) in allowed}
             for other, grad in zip(self.made, before):
                 if id(other) not in allowed and not _same(other.grad, grad):
                     label = getattr(node, "_op", "")
@@ -107,9 +103,10 @@ def _loss(out, shift: float | None):
     return out if shift is None else (out + shift) ** 2
 
 
-def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *,
+def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *, named: str,
                   upstream: bool = True, computed: bool = False) -> list[dict]:
-    """op(a, b) at seeded points, on leaves or on computed operands (a + LIFT, b - LIFT)."""
+    """op(a, b) at seeded points, on leaves or on computed operands (a + LIFT, b - LIFT); the
+    snippet calls op's result `named`."""
     Value = value.Value
 
     def operands(a, b):
@@ -121,7 +118,7 @@ def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *,
             out = op(*operands(x, y))
             shift = _shift(out.data) if upstream else None
             loss = _loss(out, shift)
-        tape.reverse(loss)
+        tape.reverse(loss, a=x, b=y, **{named: out}, **({"L": loss} if upstream else {}))
         fd = gradient_fd(lambda p: _loss(op(*operands(Value(p[0]), Value(p[1]))), shift).data, [a, b])
         found = {"data": out.data, "grads": [x.grad, y.grad], "grads_fd": fd}
         return {**found, "inputs": {"shift": shift}} if upstream else found
@@ -131,9 +128,10 @@ def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *,
             for a, b in zip(numbers[::2], numbers[1::2])]
 
 
-def _unary_cases(value, op, points: list[float], *, upstream: bool = True,
+def _unary_cases(value, op, points: list[float], *, named: str, upstream: bool = True,
                  computed: bool = False) -> list[dict]:
-    """op(x) at the given points, on a leaf or on a computed operand (x + LIFT)."""
+    """op(x) at the given points, on a leaf or on a computed operand (x + LIFT); the snippet
+    calls op's result `named`."""
     Value = value.Value
 
     def operand(x):
@@ -145,7 +143,7 @@ def _unary_cases(value, op, points: list[float], *, upstream: bool = True,
             out = op(operand(x))
             shift = _shift(out.data) if upstream else None
             loss = _loss(out, shift)
-        tape.reverse(loss)
+        tape.reverse(loss, x=x, **{named: out}, **({"L": loss} if upstream else {}))
         fd = gradient_fd(lambda p: _loss(op(operand(Value(p[0]))), shift).data, [a])[0]
         found = {"data": out.data, "grad": x.grad, "grad_fd": fd}
         return {**found, "inputs": {"shift": shift}} if upstream else found
@@ -243,7 +241,7 @@ def products(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _product, seed, count, -3.0, 3.0)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, named="c")
 
 
 def products_at_root(value, seed: int, count: int) -> list[dict]:
@@ -254,7 +252,7 @@ def products_at_root(value, seed: int, count: int) -> list[dict]:
     c.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _product, seed, count, -3.0, 3.0, upstream=False)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, upstream=False, named="c")
 
 
 def products_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -266,7 +264,7 @@ def products_of_computed_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(c.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _product, seed, count, -3.0, 3.0, computed=True)
+    return _binary_cases(value, _product, seed, count, -3.0, 3.0, computed=True, named="c")
 
 
 def times_number(value, x: float, k: float) -> dict:
@@ -280,7 +278,7 @@ def times_number(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v * k
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -295,7 +293,7 @@ def number_times(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = k * v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -310,7 +308,7 @@ def square(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v * v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -325,7 +323,7 @@ def with_numbers(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v * k + k * v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -340,7 +338,7 @@ def lesson_product(value) -> dict:
     with Tape(value) as tape:
         a, b = value.Value(2.0), value.Value(-3.0)
         c = a * b + a
-    tape.reverse(c)
+    tape.reverse(c, a=a, b=b, c=c)
     return {"data": c.data, "grads": [a.grad, b.grad]}
 
 
@@ -355,7 +353,7 @@ def tanh_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(t.data, x.grad)
     """
-    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5))
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), named="t")
 
 
 def tanh_at_root(value, seed: int, count: int) -> list[dict]:
@@ -366,7 +364,7 @@ def tanh_at_root(value, seed: int, count: int) -> list[dict]:
     t.backward()
     print(t.data, x.grad)
     """
-    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), upstream=False)
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), upstream=False, named="t")
 
 
 def tanh_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -378,7 +376,7 @@ def tanh_of_computed_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(t.data, x.grad)
     """
-    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), computed=True)
+    return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), computed=True, named="t")
 
 
 def tanh_beside_input(value, x: float) -> dict:
@@ -392,7 +390,7 @@ def tanh_beside_input(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v.tanh() + v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -407,7 +405,7 @@ def tanh_large(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         t = v.tanh()
-    tape.reverse(t)
+    tape.reverse(t, x=v, t=t)
     return {"data": t.data, "grad": v.grad}
 
 
@@ -420,7 +418,7 @@ def relu_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(r.data, x.grad)
     """
-    return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05))
+    return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05), named="r")
 
 
 def relu_at_root(value, seed: int, count: int) -> list[dict]:
@@ -432,7 +430,7 @@ def relu_at_root(value, seed: int, count: int) -> list[dict]:
     print(r.data, x.grad)
     """
     return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05),
-                        upstream=False)
+                        upstream=False, named="r")
 
 
 def relu_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -446,7 +444,7 @@ def relu_of_computed_values(value, seed: int, count: int) -> list[dict]:
     """
     # The kink of relu(x + LIFT) is at x = -LIFT: the points stay clear of it.
     points = uniform(seed, count, -3.0, 3.0, avoid=-LIFT, margin=0.05)
-    return _unary_cases(value, _relu, points, computed=True)
+    return _unary_cases(value, _relu, points, computed=True, named="r")
 
 
 def relu_beside_input(value, points: list[float]) -> list[dict]:
@@ -457,7 +455,7 @@ def relu_beside_input(value, points: list[float]) -> list[dict]:
     y.backward()
     print(y.data, x.grad)
     """
-    return _unary_cases(value, lambda x: x.relu() + x, points, upstream=False)
+    return _unary_cases(value, lambda x: x.relu() + x, points, named="y", upstream=False)
 
 
 def relu_in_expression(value, a: float, c: float) -> dict:
@@ -471,7 +469,7 @@ def relu_in_expression(value, a: float, c: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(c)
         out = (x - z).relu() + x ** 2 + (z - x).relu()
-    tape.reverse(out)
+    tape.reverse(out, a=x, c=z, L=out)
     return {"data": out.data, "grads": [x.grad, z.grad]}
 
 
@@ -486,7 +484,7 @@ def sigmoid_beside_input(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v.sigmoid() + v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -499,7 +497,7 @@ def sigmoid_values(value, points: list[float]) -> list[dict]:
     L.backward()
     print(s.data, x.grad)
     """
-    return _unary_cases(value, _sigmoid, points)
+    return _unary_cases(value, _sigmoid, points, named="s")
 
 
 def sigmoid_at_root(value, points: list[float]) -> list[dict]:
@@ -510,7 +508,7 @@ def sigmoid_at_root(value, points: list[float]) -> list[dict]:
     s.backward()
     print(s.data, x.grad)
     """
-    return _unary_cases(value, _sigmoid, points, upstream=False)
+    return _unary_cases(value, _sigmoid, points, upstream=False, named="s")
 
 
 def sigmoid_of_computed_values(value, points: list[float]) -> list[dict]:
@@ -522,7 +520,7 @@ def sigmoid_of_computed_values(value, points: list[float]) -> list[dict]:
     L.backward()
     print(s.data, x.grad)
     """
-    return _unary_cases(value, _sigmoid, points, computed=True)
+    return _unary_cases(value, _sigmoid, points, computed=True, named="s")
 
 
 # -- value.truediv ---------------------------------------------------------------------------------
@@ -536,7 +534,7 @@ def quotients(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0)
+    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, named="q")
 
 
 def quotients_at_root(value, seed: int, count: int) -> list[dict]:
@@ -547,7 +545,7 @@ def quotients_at_root(value, seed: int, count: int) -> list[dict]:
     q.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, upstream=False)
+    return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, upstream=False, named="q")
 
 
 def quotients_of_computed_values(value, seed: int, count: int) -> list[dict]:
@@ -559,7 +557,7 @@ def quotients_of_computed_values(value, seed: int, count: int) -> list[dict]:
     L.backward()
     print(q.data, a.grad, b.grad)
     """
-    return _binary_cases(value, _quotient, seed, count, 0.75, 3.0, computed=True)
+    return _binary_cases(value, _quotient, seed, count, 0.75, 3.0, computed=True, named="q")
 
 
 def quotient_beside_numerator(value, a: float, b: float) -> dict:
@@ -573,7 +571,7 @@ def quotient_beside_numerator(value, a: float, b: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(b)
         y = x / z + x
-    tape.reverse(y)
+    tape.reverse(y, a=x, b=z, y=y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
@@ -588,7 +586,7 @@ def quotient_beside_denominator(value, a: float, b: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(b)
         y = x / z + z
-    tape.reverse(y)
+    tape.reverse(y, a=x, b=z, y=y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
@@ -603,7 +601,7 @@ def quotient_by_the_same_twice(value, a: float, b: float) -> dict:
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(b)
         y = x / z / z
-    tape.reverse(y)
+    tape.reverse(y, a=x, b=z, y=y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
@@ -618,7 +616,7 @@ def divide_by_number(value, x: float, k: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = v / k
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -633,7 +631,7 @@ def number_over_value(value, k: float, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = k / v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -648,7 +646,7 @@ def quotient_of_itself(value, x: float) -> dict:
     with Tape(value) as tape:
         v = value.Value(x)
         y = (v + 1) / v
-    tape.reverse(y)
+    tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
 
@@ -662,9 +660,11 @@ def reused_leaf(value, x: float) -> dict:
     b.backward()
     print(b.data, a.grad)
     """
-    a = value.Value(x)
-    b = a + a
+    with Recorder(value) as recorder:
+        a = value.Value(x)
+        b = a + a
     b.backward()
+    recorder.draw(b, a=a, b=b)
     return {"data": b.data, "grad": a.grad}
 
 
@@ -677,10 +677,12 @@ def diamond(value) -> dict:
     c.backward()
     print(c.data, a.grad, b.grad, c.grad)    # 4.0 4.0 2.0 1.0
     """
-    a = value.Value(1.0)
-    b = a + a
-    c = b + b
+    with Recorder(value) as recorder:
+        a = value.Value(1.0)
+        b = a + a
+        c = b + b
     c.backward()
+    recorder.draw(c, a=a, b=b, c=c)
     return {"data": c.data, "grads": [a.grad, b.grad, c.grad]}
 
 
@@ -693,10 +695,12 @@ def shared_node(value, x: float) -> dict:
     L.backward()
     print(L.data, x.grad, r.grad)
     """
-    v = value.Value(x)
-    r = v ** 2 + 1
-    out = r ** 2 + r ** 2
+    with Recorder(value) as recorder:
+        v = value.Value(x)
+        r = v ** 2 + 1
+        out = r ** 2 + r ** 2
     out.backward()
+    recorder.draw(out, x=v, r=r, L=out)
     return {"data": out.data, "grads": [v.grad, r.grad]}
 
 
@@ -734,9 +738,11 @@ def mixed_graph(value, seed: int, count: int) -> list[dict]:
         return (u + a ** 2).log() + (a - b) ** 3 + u
 
     def observe(a: float, b: float) -> dict:
-        x, y = Value(a), Value(b)
-        out = build(x, y)
+        with Recorder(value) as recorder:
+            x, y = Value(a), Value(b)
+            out = build(x, y)
         out.backward()
+        recorder.draw(out, a=x, b=y, L=out)
         return {"data": out.data, "grads": [x.grad, y.grad],
                 "grads_fd": gradient_fd(lambda p: build(Value(p[0]), Value(p[1])).data, [a, b])}
 
@@ -756,12 +762,16 @@ def three_calls(value) -> dict:
         L.backward()                   # no zero_grad in between
         print(L.grad, a.grad, b.grad, c.grad)   # a: 7.0, then 35.0, then 105.0
     """
-    a, b, c = value.Value(2.0), value.Value(3.0), value.Value(4.0)
-    out = (a.log() + b.log()).exp() + (a.log() + c.log()).exp()
+    with Recorder(value) as recorder:
+        a, b, c = value.Value(2.0), value.Value(3.0), value.Value(4.0)
+        ab = (a.log() + b.log()).exp()
+        ac = (a.log() + c.log()).exp()
+        out = ab + ac
     calls = []
     for _ in range(3):
         out.backward()
         calls.append({"root": out.grad, "a": a.grad, "b": b.grad, "c": c.grad})
+    recorder.draw(out, a=a, b=b, c=c, ab=ab, ac=ac, L=out)
     return {"calls": calls}
 
 

@@ -30,6 +30,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from .. import graphs
 from ..config import Grading
 from ..misconceptions import CATALOGUE
 from .escape import csv_cell, html, markdown, printable
@@ -200,10 +201,34 @@ def feedback_markdown(entry: Entry, grading: Grading) -> str:
         lines += ["- Likely cause: " + (f"{title} \\[{markdown(m)}\\]" if title else markdown(m))
                   for title, m in causes]
         lines += [""] if causes else []
-        text = verbatim(messages)
-        mark = fence(text)
-        lines += [f"{mark}text", text, mark]
+        for block in graphs.blocks(messages):
+            if isinstance(block, graphs.Table):
+                lines += ["", graph_table(block, as_markdown=True), ""]
+                continue
+            text = verbatim(block)
+            mark = fence(text)
+            lines += [f"{mark}text", text, mark]
     return "\n".join(lines) + "\n"
+
+
+def graph_table(block: graphs.Table, as_markdown: bool) -> str:
+    """The table of a graph report (graphs.py) as a Markdown or an HTML table, its marked row
+    in bold; its op labels are the submission's text, escaped as such."""
+    def bold(cell: str, index: int) -> str:
+        if index != block.marked or not cell:
+            return cell
+        return f"**{cell}**" if as_markdown else f"<b>{cell}</b>"
+
+    rows = [[bold(markdown(cell) if as_markdown else html(cell), index) for cell in row]
+            for index, row in enumerate(block.rows)]
+    if as_markdown:
+        lines = ["| " + " | ".join(block.header) + " |", "|" + " --- |" * len(block.header)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+    body = "".join(("<tr class='bad'>" if index == block.marked else "<tr>")
+                   + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>\n"
+                   for index, row in enumerate(rows))
+    head = "".join(f"<th>{html(name)}</th>" for name in block.header)
+    return f"<table><tr>{head}</tr>\n{body}</table>"
 
 
 def page(title: str, body: str) -> str:
@@ -273,7 +298,9 @@ def feedback_html(entry: Entry, grading: Grading) -> str:
         parts.append(f"<h2>{html(heading)}</h2>")
         parts += ["<p>Likely cause: " + (f"{inline(title)} [{html(m)}]" if title else html(m)) + "</p>"
                   for title, m in causes]
-        parts.append(f"<div class='messages'>{message_html(messages)}</div>")
+        blocks = [graph_table(block, as_markdown=False) if isinstance(block, graphs.Table)
+                  else message_html(block) for block in graphs.blocks(messages)]
+        parts.append("<div class='messages'>" + "\n".join(blocks) + "</div>")
     return page(f"Feedback for {printable(entry.student)}", "\n".join(parts))
 
 
