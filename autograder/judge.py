@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -76,7 +77,8 @@ Suspect = Callable[[object, "Answer"], bool]
 
 
 def is_number(x: object) -> bool:
-    return type(x) in (int, float)
+    """A plain float, or an int a float can hold (JSON has ints of any size)."""
+    return type(x) is float or (type(x) is int and abs(x) <= sys.float_info.max)
 
 
 def is_array(x: object) -> bool:
@@ -445,7 +447,10 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
             stub = stub_named(mismatch.got["raised"]["type"], mismatch.got["raised"]["message"])
     case = first_case(expected.observations)
     wanted = f"{mismatch.path} = {show(mismatch.expected)}" if mismatch is not None else show(case)
-    inputs = mismatch.inputs if mismatch else case.get("inputs") if isinstance(case, dict) else None
+    # The inputs of the case that differs fill the snippet; where no case does (a list of cases
+    # of the wrong length), the first case's.
+    inputs = mismatch.inputs if mismatch and mismatch.inputs is not None else \
+        case.get("inputs") if isinstance(case, dict) else None
     values = {**kwargs, **(inputs or {})}
     misconception = diagnose(expected.observations, got, suspects)
     lines = ([preface, ""] if preface else []) + [

@@ -291,3 +291,91 @@ def test_different_hash_seeds_give_the_same_scores(bench):
                         env={"PYTHONHASHSEED": seed})
         seen.append([entry["score"] for entry in results.values()])
     assert all(scores_ == seen[0] for scores_ in seen)
+
+
+# Answers forged on their way out of the worker (json.dumps replaced at import): each keeps the
+# form the judge expects and holds nothing, or holds what JSON can say but a real answer cannot.
+FORGE = """
+import json as _json
+_dumps = _json.dumps
+
+def _forge(x, key=None):
+    if isinstance(x, dict):
+        if "ndarray" in x:
+            return {{"ndarray": _numbers(x["ndarray"]), "shape": x["shape"]}}
+        return {kind_dict}
+    if isinstance(x, list):
+        return {kind_list}
+    if isinstance(x, float) or (isinstance(x, int) and not isinstance(x, bool)):
+        return {kind_number}
+    return x
+
+def _numbers(numbers):
+    return {kind_array}
+
+def _forged_dumps(obj, *args, **kwargs):
+    if isinstance(obj, dict) and "observations" in obj:
+        obj = dict(obj, observations=_forge(obj["observations"]))
+    return _dumps(obj, *args, **kwargs)
+
+_json.dumps = _forged_dumps
+"""
+KEEP = {"kind_dict": "{k: _forge(v, k) for k, v in x.items()}", "kind_list": "[_forge(v) for v in x]",
+        "kind_number": "x", "kind_array": "[_forge(v) for v in numbers]"}
+# Each forgery, and what the message of unbroadcast (whose answers are arrays) says of it.
+MALFORMED = "a malformed answer"
+FORGERIES = {
+    "an_array_with_no_numbers": ({"kind_array": "[]"}, MALFORMED),
+    "an_array_one_number_short": ({"kind_array": "[0.0 for _ in numbers[1:]]"}, MALFORMED),
+    "an_array_one_number_long": ({"kind_array": "[0.0 for _ in numbers] + [0.0]"}, MALFORMED),
+    "empty_lists": ({"kind_list": "[]"}, "result length = 0"),
+    "dicts_without_keys": ({"kind_dict": "{}"}, MALFORMED),
+    "dicts_with_a_key_more": ({"kind_dict": "dict({k: _forge(v, k) for k, v in x.items()}, extra=0.0)"},
+                              MALFORMED),
+    "numbers_as_text": ({"kind_number": "'0'", "kind_array": "['0' for _ in numbers]"}, MALFORMED),
+    "numbers_as_booleans": ({"kind_number": "True", "kind_array": "[True for _ in numbers]"}, MALFORMED),
+    "numbers_as_null": ({"kind_number": "None", "kind_array": "[None for _ in numbers]"}, MALFORMED),
+    "numbers_too_large_for_a_float": ({"kind_number": "10 ** 400",
+                                       "kind_array": "[10 ** 400 for _ in numbers]"}, MALFORMED),
+    # What a real engine's overflow gives: a wrong answer, shown as it came out.
+    "numbers_as_nan": ({"kind_number": "float('nan')", "kind_array": "[float('nan') for _ in numbers]"},
+                       "[nan, nan, nan"),
+    "numbers_as_infinity": ({"kind_number": "float('inf')", "kind_array": "[float('inf') for _ in numbers]"},
+                            "[inf, inf, inf"),
+    # Too deep for json.dumps: the worker dies of its own forgery.
+    "lists_nested_deeply": ({"kind_list": "eval('[' * 5000 + ']' * 5000)"}, "before answering"),
+}
+ZERO_UNBROADCAST = "def unbroadcast(grad, shape):\n    return np.zeros(shape)\n\n\n"
+
+
+def with_zero_unbroadcast(folder: Path, at_import: str = "") -> Path:
+    """The honest base, with an unbroadcast that answers zeros of the right shape (and
+    `at_import` at the end of tensor.py)."""
+    source = (folder / "tensor.py").read_text(encoding="utf-8")
+    start = source.index("def unbroadcast(")
+    end = min(source.index(f"\n{word} ", start) for word in ("def", "class")) + 1
+    source = source[:start] + ZERO_UNBROADCAST + source[end:] + "\n" + textwrap.dedent(at_import)
+    (folder / "tensor.py").write_text(source, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def zero_unbroadcast(bench) -> dict[str, float]:
+    submission = with_zero_unbroadcast(make_submission(bench["folder"], "zero_unbroadcast"))
+    honest = scores(grade(submission, bench["folder"], bench["grading"], *bench["extra"]))
+    assert honest["tensor.unbroadcast"] < 12 / 2, "zeros should fail most of unbroadcast"
+    return honest
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_an_answer_that_holds_nothing_earns_nothing(bench, zero_unbroadcast, forgery):
+    edits, said = FORGERIES[forgery]
+    code = FORGE.format(**{**KEEP, **edits})
+    submission = with_zero_unbroadcast(make_submission(bench["folder"], forgery), at_import=code)
+    results = grade(submission, bench["folder"], bench["grading"], *bench["extra"])
+    for part, entry in results.items():
+        assert entry["score"] <= zero_unbroadcast[part], part
+    message = results["tensor.unbroadcast"]["output"]
+    assert results["tensor.unbroadcast"]["score"] == 0
+    assert said in message and "fault of the grader" not in message
+    assert not re.search(r"\{[a-z_]+\}", message), "a snippet was left unfilled"
