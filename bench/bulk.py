@@ -115,12 +115,15 @@ class PeakMemory:
 
 
 def timed_bulk(klass: Path, out: Path, jobs: int) -> tuple[float, int]:
-    """Wall-clock seconds and peak memory of one bulk run, its progress output dropped."""
+    """Wall-clock seconds and peak memory of one bulk run, its output kept aside in a log."""
+    log = out.parent / f"{out.name}.log"
     start = time.perf_counter()
-    with PeakMemory() as memory, open(os.devnull, "w") as quiet, contextlib.redirect_stderr(quiet):
+    with PeakMemory() as memory, open(log, "w", encoding="utf-8") as kept, \
+            contextlib.redirect_stderr(kept), contextlib.redirect_stdout(kept):
         code = main(["bulk", str(klass), "-o", str(out), "--jobs", str(jobs)])
     if code != 0:
-        raise SystemExit(f"bench/bulk.py: the bulk run of {klass} failed (status {code})")
+        said = "\n".join(log.read_text(encoding="utf-8").strip().splitlines()[-5:])
+        raise SystemExit(f"bench/bulk.py: the bulk run of {klass} failed (status {code}):\n{said}")
     return time.perf_counter() - start, memory.peak
 
 

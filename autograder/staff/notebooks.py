@@ -233,10 +233,10 @@ def course_test_cells(notebook: nbformat.NotebookNode, grading: Grading) -> bool
                for cell in notebook.cells)
 
 
-def notebook_module(notebook: nbformat.NotebookNode, assignment: str, engine: str) -> str | None:
+def notebook_module(notebook: nbformat.NotebookNode, engine: str) -> str | None:
     """The module the kit grades for one engine of a notebook, made by the same intake as
     `autograder bulk` (so the two can be compared), or None when the notebook defines none."""
-    where = f"{assignment}/{engine}.ipynb"  # as intake names it inside submitted/<student>/
+    where = f"{engine}.ipynb"  # as intake names it inside submitted/<student>/<assignment>/
     scratch = intake.Submission(where, "notebook", "nbgrader")
     return intake.split_notebook(nbformat.writes(notebook), where, scratch).get(engine)
 
@@ -299,7 +299,7 @@ class GradeWithKit(NbGraderPreprocessor):
         return nb, resources
 
     def grade(self, nb: nbformat.NotebookNode, student: str, assignment: str, engine: str) -> dict[str, dict]:
-        module = notebook_module(nb, assignment, engine)
+        module = notebook_module(nb, engine)
         known = self.known.get(student, {}).get(engine)
         if known is not None and module == known.module:
             return known.entries
