@@ -51,6 +51,11 @@ CATALOGUE: dict[str, Misconception] = {
         "backward() runs no node's rule",
         "After setting the root's gradient to 1.0, backward() must call every node's _backward, "
         "from the root back to the leaves; as it is, no gradient reaches any other node."),
+    "root-not-seeded": Misconception(
+        "backward() does not set the root's gradient to 1.0 before the reverse pass",
+        "The reverse pass starts from dL/dL = 1. Every rule passes on its node's gradient times "
+        "a local derivative, so with the root's gradient left at 0 every rule runs and passes "
+        "on 0, and no gradient in the graph moves."),
     "root-accumulates": Misconception(
         "backward() adds 1 to the root's gradient instead of setting it",
         "The root's gradient is dL/dL = 1: backward() sets it to 1.0 before the reverse pass, "

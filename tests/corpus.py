@@ -341,6 +341,9 @@ BUGS = (
             for node in reversed(order):
         """)),
         loses={"value.backward"}, names={"backward-clears"}),
+    bug("backward-does-not-seed-the-root",
+        Edit("value", "self.grad = 1.0", "pass"),
+        loses={"value.backward", "value.training"}, names={"root-not-seeded"}),
     bug("backward-adds-one-to-the-root",
         Edit("value", "self.grad = 1.0", "self.grad += 1.0"),
         loses={"value.backward"}, names={"root-accumulates"}),

@@ -49,7 +49,7 @@ POINTS_AT = {
     "relu-assigns-instead-of-adding": "relu",
     "quotient-rule-sign": "/", "truediv-ignores-upstream": "/", "truediv-assigns-instead-of-adding": "/",
     "truediv-assigns-to-the-denominator": "/",
-    "backward-adds-one-to-the-root": "root",
+    "backward-adds-one-to-the-root": "root", "backward-does-not-seed-the-root": "root",
     "backward-in-forward-order": "first", "backward-recursive-without-sort": "first",
     "backward-runs-no-rule": "first", "backward-clears-first": "first",
 }

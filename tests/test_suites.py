@@ -290,6 +290,9 @@ def computed_hints(reference) -> dict[str, set[float]]:
     root = Value(0.5).exp()
     root.backward()
     root.backward()
+    unseeded_leaf = Value(3.0)
+    unseeded = unseeded_leaf * Value(2.0)
+    unseeded._backward()  # the rule runs, the root's gradient left at 0
     # exp(2x) overflows once 2x passes the logarithm of the largest float.
     threshold = math.log(sys.float_info.max) / 2
     unbroadcast = reference.tensor.unbroadcast
@@ -301,6 +304,7 @@ def computed_hints(reference) -> dict[str, set[float]]:
         "relu-gate": {positive.grad, negative.grad},
         "root-accumulates": {root.grad},
         "backward-runs-no-rule": {root.grad},
+        "root-not-seeded": {root.grad, unseeded_leaf.grad},
         "tanh-overflow": {round(threshold, 1)},
         "unbroadcast-no-keepdims": set(map(float, column)),
         "unbroadcast-leading-axes": {3.0, 2.0, *map(float, (1, *row))},

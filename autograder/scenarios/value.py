@@ -658,14 +658,14 @@ def reused_leaf(value, x: float) -> dict:
     a = Value({x})
     b = a + a
     b.backward()
-    print(b.data, a.grad)
+    print(b.data, a.grad, b.grad)
     """
     with Recorder(value) as recorder:
         a = value.Value(x)
         b = a + a
     b.backward()
     recorder.draw(b, a=a, b=b)
-    return {"data": b.data, "grad": a.grad}
+    return {"data": b.data, "grad": a.grad, "root": b.grad}
 
 
 def diamond(value) -> dict:

@@ -25,13 +25,20 @@ def leaf_off_by(*factors: float):
     return test
 
 
-def no_rule_ran(*keys: str):
-    """Every gradient but the root's is still 0, where the reference's are not."""
+def still_zero(keys: tuple[str, ...], root: float):
+    """Every gradient under `keys` is still 0, where the reference's are not, and the root's
+    gradient (under "root") is `root`: 1.0 when no rule ran, 0.0 when the root was never seeded."""
     def test(expected, got):
         found = [v for key in keys for v in numbers_at(got.observations, key)]
         wanted = [v for key in keys for v in numbers_at(expected, key)]
-        return len(found) == len(wanted) and any(wanted) and not any(found)
+        roots = list(numbers_at(got.observations, "root"))
+        return len(found) == len(wanted) and any(wanted) and not any(found) and roots == [root]
     return test
+
+
+def diamond_grads(grads: list[float]):
+    """The diamond's gradients of a, b and c (the root) are exactly `grads`."""
+    return lambda e, g: g.observations["grads"] == grads
 
 
 def starved_leaf(expected, got):
@@ -46,14 +53,16 @@ NO_ORDER = {"no-topological-order": leaf_off_by(1.5, 2)}
 
 def test_a_value_added_to_itself(grade):
     """a + a: the gradient of a is 2."""
-    grade("value:reused_leaf", x=1.0, suspects={"backward-runs-no-rule": no_rule_ran("grad")})
+    grade("value:reused_leaf", x=1.0, suspects={"backward-runs-no-rule": still_zero(("grad",), 1.0),
+                                                 "root-not-seeded": still_zero(("grad",), 0.0)})
 
 
 def test_a_diamond(grade):
     """a = 1; b = a + a; c = b + b: c = 4 and dc/da = 4."""
     grade("value:diamond", suspects={
         "no-topological-order": lambda e, g: leaf_off_by(1.5, 2)(e, g) or starved_leaf(e, g),
-        "backward-runs-no-rule": lambda e, g: g.observations["grads"][:2] == [0.0, 0.0]})
+        "backward-runs-no-rule": diamond_grads([0.0, 0.0, 1.0]),
+        "root-not-seeded": diamond_grads([0.0, 0.0, 0.0])})
 
 
 @pytest.mark.parametrize("x", [2.0, -0.7])
@@ -78,6 +87,7 @@ def test_three_calls_without_zero_grad(grade):
     """Three backward() calls on one graph: a's gradient goes 7, 35, 105 and the root's stays 1."""
     grade("value:three_calls", suspects={
         "root-accumulates": sequence("root", [1.0, 2.0, 3.0]),
+        "root-not-seeded": sequence("root", [0.0, 0.0, 0.0]),
         "backward-clears": sequence("a", [7.0, 7.0, 7.0]),
     })
 
