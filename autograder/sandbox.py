@@ -407,6 +407,7 @@ class CpuClock:
         self.schedstat = f"/proc/{pid}/schedstat"
         self.pid, self.keeper, self.uid, self.groups = pid, keeper, uid, groups
         self.ticks = os.sysconf("SC_CLK_TCK")
+        self.last = 0.0
 
     def others(self) -> list[int]:
         """The processes the worker started that still run (after an answer, none should). The
@@ -443,12 +444,17 @@ class CpuClock:
         return total / self.ticks
 
     def seconds(self) -> float:
-        if self.usage is not None:
-            return int(os.pread(self.usage, 64, 0)) / 1e9
+        """The worker's CPU time so far. Once it is dead and its keeper has removed its cgroup
+        (which can happen before its answer channel is seen closed), the last reading: its
+        time is final, and its death is noticed on the answer channel."""
         try:
-            return time.clock_gettime(self.clock)
+            if self.usage is not None:
+                self.last = int(os.pread(self.usage, 64, 0)) / 1e9
+            else:
+                self.last = time.clock_gettime(self.clock)
         except OSError:
-            return 0.0  # gone: its death is noticed on the answer channel
+            pass
+        return self.last
 
     def lowered(self) -> bool:
         """Has the worker lowered its own priority (nice, SCHED_IDLE or SCHED_BATCH), so that

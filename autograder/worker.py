@@ -302,7 +302,11 @@ class Worker:
         output = Output(self.limits.output_kb * 1024)
         output.add(self.import_output.encode())
         self.import_output = ""
-        answer = self._receive(limit, output)
+        try:
+            answer = self._receive(limit, output)
+        except BaseException:
+            self.stop()  # whatever stopped the wait, the next request gets a fresh worker
+            raise
         if self.process is not None and self.clock.others() and not self.clock.kill_others():
             self.stop()  # what it started would not die: the next request gets a fresh worker
         answer.output = output.text()

@@ -559,3 +559,27 @@ def test_a_reference_or_class_open_to_every_account_is_refused(place, tmp_path):
         assert bulk.code == 2 and "the class folder is open to every account" in " ".join(bulk.output.split())
     finally:
         shutil.rmtree(open_folder)
+
+
+def test_a_worker_clock_outlives_its_cgroup(tmp_path):
+    """A dead worker's keeper may remove its cgroup before the grader sees the answer channel
+    close: the clock then gives the worker's last, final reading, never an error."""
+    uid = 199_999  # outside the worker pool
+    groups = sandbox.make_cgroups(uid)
+    if not any((g / "cpuacct.usage").exists() for g in groups):
+        pytest.skip("no cpuacct cgroup to make here")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        for group in groups:
+            (group / "cgroup.procs").write_text(f"{busy.pid}\n")
+        clock = sandbox.CpuClock(busy.pid, os.getpid(), groups, uid)
+        while clock.seconds() < 0.05:
+            time.sleep(0.01)
+    finally:
+        busy.kill()
+        busy.wait()
+    last = clock.seconds()
+    for group in groups:
+        os.rmdir(group)
+    assert clock.seconds() == last > 0
+    clock.close()
