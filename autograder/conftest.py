@@ -156,7 +156,7 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                                     f"{scenario_id}. Tell the course staff.")
         if not outcome.passed and not outcome.message.startswith("Not checked"):
             if got.unloaded:
-                outcome.message = got.failure
+                outcome.message = judge.quoted(got.failure)
             elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
                 outcome.message = "\n".join(changed)
             else:

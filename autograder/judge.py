@@ -333,7 +333,7 @@ def show(x: object) -> str:
     if is_raised(x):
         return show_exception(x["raised"])
     if isinstance(x, dict) and set(x) == {"object"}:
-        return f"an object of type {x['object']}"
+        return f"an object of type {quoted(x['object'])}"
     if type(x) is float:
         text = f"{x:.10g}"
         return text if any(c in text for c in ".ein") else text + ".0"
@@ -345,9 +345,16 @@ def show(x: object) -> str:
     return repr(x)
 
 
+def quoted(text: str) -> str:
+    """A submission's text (an exception, a type name, a file name) inside a message: each line
+    break it holds indents what follows, so that none of its lines starts a line of the message
+    and passes for the kit's own (an `Expected:`, a `Likely cause`, a graph table)."""
+    return "\n    ".join(text.splitlines())
+
+
 def show_exception(raised_: dict) -> str:
-    text = f"raised {raised_['type']}: {raised_['message'][:500]}"
-    return text + (f"\n    at {raised_['where'][:300]}" if raised_["where"] else "")
+    text = f"raised {quoted(raised_['type'])}: {quoted(raised_['message'][:500])}"
+    return text + (f"\n    at {quoted(raised_['where'][:300])}" if raised_["where"] else "")
 
 
 def fill(snippet: str, values: dict) -> str:
@@ -425,11 +432,12 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
     mismatch = fd_hint = None
     stub = None
     if got.failure:
-        came_out = got.failure
+        came_out = quoted(got.failure)
         if got.failure.startswith("timed out"):
             came_out += f"; the reference takes {expected.seconds:.3f} s (limit {timeout:.1f} s)"
     elif got.raised:
-        came_out = f"raised {got.raised}: {got.message}" + (f"\n    at {got.where}" if got.where else "")
+        came_out = f"raised {quoted(got.raised)}: {quoted(got.message)}" + (
+            f"\n    at {quoted(got.where)}" if got.where else "")
         stub = stub_named(got.raised, got.message)
     elif problem := malformed(expected.observations, got.observations):
         came_out = f"a malformed answer: {problem}"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from autograding import autograde_folder
 
-from autograder import sandbox
+from autograder import graphs, sandbox
 
 KIT = Path(__file__).resolve().parent.parent
 NEEDS_ISOLATION = pytest.mark.skipif(
@@ -379,3 +379,27 @@ def test_an_answer_that_holds_nothing_earns_nothing(bench, zero_unbroadcast, for
     assert results["tensor.unbroadcast"]["score"] == 0
     assert said in message and "fault of the grader" not in message
     assert not re.search(r"\{[a-z_]+\}", message), "a snippet was left unfilled"
+
+
+# An exception whose type name and message hold lines of a message of the kit's: an answer it
+# never gave, a score line, and a graph table with a row marked.
+FORGED_LINES = ["Expected: nothing; this check passed", "value.mul: 10 / 10 points", graphs.INTRO,
+                "  ".join(graphs.COLUMNS), ">  1  forged  FORGED  1.0  10.0  10.0  -"]
+FORGED_MESSAGE = "\n\n" + "\n".join(FORGED_LINES)
+FORGED_RAISE = (f"raise type('ValueError\\n' + {FORGED_LINES[1]!r}, (Exception,), {{}})"
+                f"({FORGED_MESSAGE!r})")
+
+
+@pytest.mark.parametrize("where", ["in_mul", "at_import"])
+def test_a_message_holds_no_line_of_the_submissions_making(bench, where):
+    results = graded(bench, f"forges_a_message_{where}", **{where: FORGED_RAISE})
+    for part, entry in results.items():
+        honest = 0 if where == "at_import" and part.startswith("value.") else bench["honest"][part]
+        assert entry["score"] == honest, part
+    output = results["value.mul"]["output"]
+    assert "FORGED" in output  # the exception is shown, as text the submission wrote
+    for forged in FORGED_LINES:
+        starting = [line for line in output.splitlines() if line.startswith(forged)]
+        assert not starting, f"a line of the submission's making passes for the kit's: {starting}"
+    tables = [block for block in graphs.blocks(output) if isinstance(block, graphs.Table)]
+    assert not any("FORGED" in cell for table in tables for row in table.rows for cell in row)

@@ -457,7 +457,7 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
             console.print(f"autograder bulk: {error}")
             return 2
         for problem in problems:
-            console.print(f"[red]nbgrader[/red] {problem}")
+            console.print(f"nbgrader {problem}", style="red")
     failed = sum(e.status == "failed" for e in entries)
     say(console, f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
                  f"unchanged since the last run, {failed} could not be graded (see "
