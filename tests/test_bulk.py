@@ -141,6 +141,16 @@ def test_feedback_exists_for_every_student_and_quotes_no_suite_code(example_run)
     assert "not a readable zip" in (example_run / "feedback" / "erin.html").read_text()
 
 
+def test_feedback_snippets_are_whole(example_run):
+    """A snippet in the feedback keeps every line, the training run's imports among them."""
+    trained = [path for path in (example_run / "feedback").glob("*.md") if "train_moons(" in path.read_text()]
+    assert trained, "no example student lost a training part"
+    for path in trained:
+        text = path.read_text()
+        assert "from autograder.datasets import grading_data" in text, path.name
+        assert "from autograder.scenarios.training import train_moons" in text, path.name
+
+
 def test_the_summary_is_one_file_with_its_plots_inside_and_who_met_which_misconception(example_run):
     summary = (example_run / "summary.html").read_text()
     assert "src='data:image/png;base64," in summary

@@ -117,9 +117,9 @@ def db_url(course: Path) -> str:
     return f"sqlite:///{course / 'gradebook.db'}"
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("course")
+def new_course(root: Path, students) -> tuple[Path, Path]:
+    """An nbgrader course in `root`, configured to use the kit, its assignment made from the
+    kit's notebooks and handed out, and these students added; its source and release folders."""
     (root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(root=str(root), stock=STOCK),
                                              encoding="utf-8")
     source = root / "source" / ASSIGNMENT
@@ -128,9 +128,15 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr
     nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE:%Y-%m-%d %H:%M:%S} UTC")
     nbgrader(root, "generate_assignment", ASSIGNMENT)
-    release = root / "release" / ASSIGNMENT
-    for student in ("alice", "bob", "carol", "dana"):
+    for student in students:
         nbgrader(root, "db", "student", "add", student)
+    return source, root / "release" / ASSIGNMENT
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("course")
+    source, release = new_course(root, ("alice", "bob", "carol", "dana"))
     on_time = DUE - timedelta(days=1)
     submit(root, "alice", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb"), on_time)
     submit(root, "bob", lambda e: nbformat.read(release / f"{e}.ipynb", as_version=4), on_time)
