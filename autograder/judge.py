@@ -8,11 +8,11 @@ A case may come back as `{"inputs": ..., "raised": {"type", "message", "where"}}
 exception that case raised.
 
 Nothing the submission sends is trusted: before anything is compared, its answer must have
-the structure of the reference's (the same keys, prod(shape) plain numbers in an array, a
-number where the reference has one, an int only where a float can hold it); anything else is
-a malformed answer. A list of another length is a wrong answer, and so is NaN or infinity
-where the reference's number is finite (shown as it came out: a real overflow gives exactly
-that, and it never passes).
+the structure of the reference's (the same keys, prod(shape) plain numbers in an array, an
+int only where a float can hold it); anything else is a malformed answer. A list of another
+length is a wrong answer; so is None, a text or a boolean where the reference has a number,
+and NaN or infinity where its number is finite (shown as it came out: a real overflow gives
+exactly that). Only a number close to the reference's passes.
 A failed value scenario's message also shows the graph it built beside the reference's, from
 drawings asked for only then and checked as strictly (graphs.py); they never decide a verdict.
 """
