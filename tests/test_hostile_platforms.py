@@ -88,8 +88,8 @@ def marks(tmp_path: Path) -> Path:
     return folder
 
 
-def test_gradescope_uses_nothing_of_an_upload_but_its_engine_files(layout, image_env, autograde, marks,
-                                                                    tmp_path):
+def test_gradescope_uses_nothing_of_an_upload_but_its_engine_files(
+        layout, image_env, autograde, marks, tmp_path):  # noqa: F811
     build(MUL_BUG, KIT / "solutions", tmp_path / "bug")
     submit(layout, tmp_path / "bug")
     kit_lookalikes(layout / "submission", tmp_path / "bug", marks)
@@ -105,8 +105,8 @@ def test_gradescope_uses_nothing_of_an_upload_but_its_engine_files(layout, image
     assert "value.py: also found in" in results["output"] and "value/__init__.py" in results["output"]
 
 
-def test_gradescope_grades_the_same_when_the_kit_lookalikes_come_in_a_zip(layout, image_env, autograde,
-                                                                          marks, tmp_path):
+def test_gradescope_grades_the_same_when_the_kit_lookalikes_come_in_a_zip(
+        layout, image_env, autograde, marks, tmp_path):  # noqa: F811
     build(MUL_BUG, KIT / "solutions", tmp_path / "bug")
     upload = tmp_path / "upload"
     submit(upload.parent, tmp_path / "bug", under="upload/hw")
@@ -151,3 +151,50 @@ def test_a_solutions_folder_in_the_handout_is_not_the_reference(workflow, releas
     mul = next(test for test in read["hostile"]["tests"] if test["tags"][0] == "value.mul")
     assert mul["score"] < GRADING.parts["value.mul"].points
     assert "overwrites-gradient" in mul["tags"] and "Not checked" not in mul["output"]
+
+
+FORGED_PASS = '''
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    report.outcome = "passed"
+    return report
+'''
+
+
+def test_a_conftest_of_the_students_own_forges_a_classroom_pass_as_the_docs_warn(
+        workflow, release, student_env, tmp_path):  # noqa: F811
+    """Nothing in the student's repository can be trusted: docs/platforms.md says so, and this
+    is the proof (a conftest.py at the top, no file of the kit's edited)."""
+    handout = tmp_path / "repository"
+    shutil.copytree(release, handout)
+    build(MUL_BUG, KIT / "solutions", handout / "assignments")
+    (handout / "conftest.py").write_text(FORGED_PASS, encoding="utf-8")
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), **student_env}
+    forged = run_step(step_command(workflow, "value.mul"), handout, env, tmp_path / "forged.json")
+    assert forged.returncode == 0 and "10 / 10" in forged.stdout, forged.stdout[-3000:]
+    docs = (KIT / "docs" / "platforms.md").read_text(encoding="utf-8")
+    classroom = " ".join(docs[docs.index("## GitHub Classroom"):].split())
+    assert "`conftest.py`" in classroom and "not a grade that resists tampering" in classroom
+    assert "`autograder bulk`" in classroom and "Gradescope" in classroom
+
+
+def test_a_classroom_repository_uploaded_to_gradescope_scores_its_assignments(
+        layout, image_env, autograde, release, marks, tmp_path):  # noqa: F811
+    """The whole repository, forging conftest.py, pytest.ini, the kit's own suites and scenarios
+    (whose files are named value.py, tensor.py, dual.py too) and all: only assignments/ counts."""
+    repository = layout / "submission" / "engines-alice"
+    shutil.copytree(release, repository)
+    build(MUL_BUG, KIT / "solutions", repository / "assignments")
+    (repository / "conftest.py").write_text(FORGED_PASS + IMPORTED.format(marks=str(marks), name="conftest"),
+                                            encoding="utf-8")
+    shutil.copytree(repository / "assignments", repository / "solutions")
+    results, log = run_autograder(layout, image_env)
+    assert list(marks.iterdir()) == [], log[-3000:]
+    assert scores(by_part(results)) == scores(autograde(repository / "assignments"))
+    assert by_part(results)["value.mul"]["score"] < GRADING.parts["value.mul"].points
+    for engine in ("value", "tensor", "dual"):
+        assert f"{engine}.py: taken from engines-alice/assignments/{engine}.py" in results["output"]
