@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import stat
 import subprocess
 import sys
 import zipfile
@@ -198,3 +199,36 @@ def test_a_classroom_repository_uploaded_to_gradescope_scores_its_assignments(
     assert by_part(results)["value.mul"]["score"] < GRADING.parts["value.mul"].points
     for engine in ("value", "tensor", "dual"):
         assert f"{engine}.py: taken from engines-alice/assignments/{engine}.py" in results["output"]
+
+
+# What Gradescope writes beside the submission: every earlier submission's results.json.
+METADATA = {"id": 2, "previous_submissions": [{"score": 12.0, "results": {"tests": [
+    {"name": "stability", "output": "expected 0.7615941559557649 (a part not shown yet)"}]}}]}
+PEEK_METADATA = '''
+
+try:
+    with open({path!r}) as metadata:
+        metadata.read(1)
+except OSError:
+    pass
+else:  # the earlier results were readable: print them into a message, and give it away
+    Value.__mul__ = lambda self, other: None
+'''
+
+
+def test_student_code_cannot_read_the_earlier_submissions_results(layout, image_env):  # noqa: F811
+    """Gradescope's submission_metadata.json holds every earlier submission's results, the
+    messages (expected values) of parts shown only after the deadline among them; student code
+    that could read it would print them into a message of a part shown now."""
+    metadata = layout / "submission_metadata.json"
+    metadata.write_text(json.dumps(METADATA), encoding="utf-8")
+    metadata.chmod(0o644)
+    submit(layout, KIT / "solutions")
+    value = layout / "submission" / "value.py"
+    value.write_text(value.read_text(encoding="utf-8") + PEEK_METADATA.format(path=str(metadata)),
+                     encoding="utf-8")
+    results, _ = run_autograder(layout, image_env)
+    assert stat.S_IMODE(metadata.stat().st_mode) == 0o600
+    assert json.loads(metadata.read_text(encoding="utf-8")) == METADATA  # closed, not changed
+    assert by_part(results)["value.mul"]["score"] == GRADING.parts["value.mul"].points
+    assert results["score"] == sum(part.points for part in GRADING.parts.values())
