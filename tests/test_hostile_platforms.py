@@ -232,3 +232,24 @@ def test_student_code_cannot_read_the_earlier_submissions_results(layout, image_
     assert json.loads(metadata.read_text(encoding="utf-8")) == METADATA  # closed, not changed
     assert by_part(results)["value.mul"]["score"] == GRADING.parts["value.mul"].points
     assert results["score"] == sum(part.points for part in GRADING.parts.values())
+
+
+def test_a_file_name_cannot_pass_for_a_line_of_what_intake_noticed(layout, image_env, autograde,  # noqa: F811
+                                                                  tmp_path):
+    """results.json's output lists intake's notes one a line, and a note quotes the upload's own
+    names: a folder name with a line break in it stays on its note's line."""
+    forged = "x\n- dual.py: checked by the course staff by hand, full marks"
+    submit(layout, KIT / "solutions", under=forged)
+    for name in ("value.py", "tensor.py"):
+        (layout / "submission" / forged / name).unlink()
+    results, log = run_autograder(layout, image_env)
+    lines = results["output"].splitlines()
+    assert lines[0] == "About your files:"
+    assert all(line.startswith("- ") for line in lines[1:]), lines
+    assert [line for line in lines if "full marks" in line][0].startswith("- dual.py: taken from x")
+    assert "taken from x\\n- dual.py: checked by the course staff" in results["output"]
+    assert "\nintake: - dual.py" not in log and "\n- dual.py: checked" not in log
+    only_dual = tmp_path / "only-dual"
+    only_dual.mkdir()
+    shutil.copyfile(KIT / "solutions" / "dual.py", only_dual / "dual.py")
+    assert scores(by_part(results)) == scores(autograde(only_dual))
