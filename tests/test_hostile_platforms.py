@@ -253,3 +253,17 @@ def test_a_file_name_cannot_pass_for_a_line_of_what_intake_noticed(layout, image
     only_dual.mkdir()
     shutil.copyfile(KIT / "solutions" / "dual.py", only_dual / "dual.py")
     assert scores(by_part(results)) == scores(autograde(only_dual))
+
+
+def test_a_zip_in_a_zip_is_not_opened_and_the_student_is_told_what_to_upload(layout, image_env,  # noqa: F811
+                                                                            tmp_path):
+    inner = tmp_path / "engines.zip"
+    with zipfile.ZipFile(inner, "w") as archive:
+        for path in sorted((KIT / "solutions").glob("*.py")):
+            archive.write(path, path.name)
+    with zipfile.ZipFile(layout / "submission" / "submission.zip", "w") as archive:
+        archive.write(inner, "hw/engines.zip")
+    results, _ = run_autograder(layout, image_env)
+    assert results["score"] == 0
+    assert ("submission.zip: holds hw/engines.zip, a zip inside the zip, which is not opened; upload "
+            "the .py files themselves, or the inner zip alone") in results["output"]
