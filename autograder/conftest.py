@@ -31,7 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--submission", type=Path, default=KIT_ROOT / "assignments",
                     help="folder holding value.py, tensor.py, dual.py (default: assignments/)")
     group.addoption("--reference", type=Path, default=None,
-                    help="solutions folder, or a sealed reference.json (default: solutions/ if present)")
+                    help="solutions folder, or a sealed reference.json (default: the sealed "
+                         "autograder/reference.json a release ships, else solutions/)")
     group.addoption("--results-json", type=Path, default=None,
                     help="also write Gradescope's results.json here")
     group.addoption("--grading", type=Path, default=GRADING_TOML,
@@ -88,8 +89,9 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 def reference_source(config: pytest.Config, grading: Grading):
     chosen = config.getoption("--reference")
     if chosen is None:
-        solutions = KIT_ROOT / "solutions"
-        chosen = solutions if solutions.is_dir() else SEALED_REFERENCE
+        # A release grades against the answers it ships sealed, never a solutions/ folder that
+        # someone added beside it (it would agree with whatever it holds); the kit ships no seal.
+        chosen = SEALED_REFERENCE if SEALED_REFERENCE.is_file() else KIT_ROOT / "solutions"
     if chosen.is_dir():
         return LiveReference(chosen, grading)
     if chosen.is_file():

@@ -399,7 +399,7 @@ def test_zip_bombs_and_broken_zips_are_notes(tmp_path):
     assert "or 2000 files; not opened" in found["many.zip"].reason
     assert found["odd.zip"].files == {"value": VALUE, "dual": DUAL}
     assert "method.zip: value.py cannot be unpacked (NotImplementedError" in found["method.zip"].reason
-    assert "the zip holds no .py file or notebook" in found["nested.zip"].reason  # one level only
+    assert "holds inner.zip, a zip inside the zip, which is not opened" in found["nested.zip"].reason
 
 
 def test_a_folder_nested_too_deep_or_too_full_is_read_in_part(tmp_path):

@@ -354,7 +354,12 @@ class Reader:
                 except Exception as error:  # noqa: BLE001 - bad CRC, zlib, encryption, unknown method
                     self.note(f"{item.path}: {inside} cannot be unpacked ({type(error).__name__}: "
                               f"{str(error)[:200]}); ask for a new copy")
-            if not members:
+            inner = sorted(str(inside) for m, inside in named if not m.is_dir() and not skipped(inside)
+                           and inside.suffix.lower() == ".zip")
+            if not members and inner:
+                self.note(f"{item.path}: holds {', '.join(inner[:3])}, a zip inside the zip, which is not "
+                          "opened; upload the .py files themselves, or the inner zip alone")
+            elif not members:
                 self.note(f"{item.path}: the zip holds no .py file or notebook")
             return found
 

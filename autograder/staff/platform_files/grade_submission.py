@@ -19,13 +19,17 @@ import tempfile
 from pathlib import Path
 
 from autograder.staff import intake
+from autograder.staff.escape import printable
 
 KIT = Path(__file__).resolve().parent
 
 
 def main(submission_folder: Path, results: Path) -> int:
     submission = intake.read_folder(submission_folder, "submission", "gradescope")
-    for note in submission.notes:
+    # A note quotes the submission's own names, which may hold line breaks: each stays one line,
+    # so that no name can pass for a note of the grader's.
+    notes = [printable(note) for note in submission.notes]
+    for note in notes:
         print(f"intake: {note}")
     with tempfile.TemporaryDirectory(prefix="autograder-submission-") as scratch:
         staged = Path(scratch) / "submission"
@@ -37,8 +41,8 @@ def main(submission_folder: Path, results: Path) -> int:
         if not written.is_file():
             return code or 1
         graded = json.loads(written.read_text(encoding="utf-8"))
-    if submission.notes:
-        graded["output"] = "About your files:\n" + "\n".join(f"- {note}" for note in submission.notes)
+    if notes:
+        graded["output"] = "About your files:\n" + "\n".join(f"- {note}" for note in notes)
     partial = results.with_name(results.name + ".partial")
     partial.write_text(json.dumps(graded, indent=2), encoding="utf-8")
     os.replace(partial, results)  # all or nothing, should the time limit strike now
