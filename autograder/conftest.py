@@ -246,6 +246,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     partial = config.stash.get(DESELECTED, 0) > 0 or any(s.total == 0 for s in scores)
     reporter.write_sep("=", "score")
-    reporter.write_line(scoring.table(scores, partial=partial))
+    reporter.write_line(scoring.table(scores, partial=partial, left_out=config.stash.get(DESELECTED, 0)))
     if path := config.getoption("--results-json"):
         reporter.write_line(f"results written to {path}")

@@ -72,9 +72,9 @@ def totals(scores: list[PartScore]) -> tuple[float, float]:
             round(sum(s.max_score for s in scores if not s.bonus), 2))
 
 
-def table(scores: list[PartScore], partial: bool = False) -> str:
+def table(scores: list[PartScore], partial: bool = False, left_out: int = 0) -> str:
     """The score table; with `partial` (some tests deselected or not collected), only the parts
-    that ran, and a total that says it covers only them."""
+    that ran, and a total that says it covers only what ran (`left_out`: the tests deselected)."""
     shown = [s for s in scores if s.total] if partial else scores
     if not shown:
         return "No test of any part ran."
@@ -88,8 +88,12 @@ def table(scores: list[PartScore], partial: bool = False) -> str:
     got, most = totals(shown)
     lines.append(f"{'total':<{width}}  {'':>7}  {got:>6g} / {most:<4g}")
     if partial:
-        lines.append(f"Only {len(shown)} of {len(scores)} parts ran, so this total covers only them; "
-                     "`pytest autograder` grades every part.")
+        said = [f"only {len(shown)} of {len(scores)} parts ran"] if len(shown) < len(scores) else []
+        if left_out:
+            said.append(f"{left_out} test{' was' if left_out == 1 else 's were'} left out")
+        sentence = " and ".join(said or ["not every test ran"])
+        lines.append(f"{sentence[0].upper()}{sentence[1:]}, so this total covers only what ran; "
+                     "`pytest autograder` grades every test of every part.")
     return "\n".join(lines)
 
 

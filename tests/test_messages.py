@@ -154,5 +154,12 @@ def test_the_score_table_is_the_last_thing_printed():
 
 def test_a_partial_run_says_its_total_covers_only_what_ran():
     lines = pytest_output("-q", "-k", "product")
-    assert lines[-1].startswith("Only 2 of") and "covers only them" in lines[-1]
+    assert lines[-1].startswith("Only 2 of 13 parts ran and ") and "covers only what ran" in lines[-1]
     assert {line.split()[0] for line in lines[-4:-2]} == {"value.mul", "dual"}
+
+
+def test_a_run_with_one_test_left_out_says_so():
+    left_out = "autograder/suites/test_value_mul.py::test_value_used_twice"
+    lines = pytest_output("-q", "--deselect", left_out)
+    assert lines[-1].startswith("1 test was left out, so this total covers only what ran"), lines[-1]
+    assert len([line for line in lines if line.split()[:1] and line.split()[0] in PARTS]) == len(PARTS)
