@@ -168,6 +168,16 @@ def _kinds(functions: list[ast.FunctionDef]) -> dict[str, str]:
     return {**kinds, "self": "engine"}
 
 
+def _children(node: ast.AST) -> Iterator[tuple[str, int | None, ast.AST]]:
+    """Each node `node` holds: the field it is in, and its place in that field if a list."""
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, ast.AST):
+            yield name, None, value
+        elif isinstance(value, list):
+            yield from ((name, position, child) for position, child in enumerate(value)
+                        if isinstance(child, ast.AST))
+
+
 def _bound(function: ast.FunctionDef) -> set[str]:
     """The names a function binds in its own scope: parameters, and what it assigns outside
     nested functions and comprehensions (whose names are their own)."""
@@ -219,18 +229,13 @@ class _Sites:
         if isinstance(statement, ast.FunctionDef):
             function = f"{function}.{statement.name}"
             visible = visible | _bound(statement)
-        for child_name, value in ast.iter_fields(statement):
+        for child_name, position, child in _children(statement):
             if child_name in ("annotation", "returns", "decorator_list", "args"):
                 continue  # annotations are never evaluated here (`from __future__ import annotations`)
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                for position, child in enumerate(value):
-                    self._statement(statement, child_name, position, child, function, visible)
-            elif isinstance(value, ast.AST):
-                self._expression(statement, child_name, None, value, function, visible)
-            elif isinstance(value, list):
-                for position, child in enumerate(value):
-                    if isinstance(child, ast.AST):
-                        self._expression(statement, child_name, position, child, function, visible)
+            if isinstance(child, ast.stmt):
+                self._statement(statement, child_name, position, child, function, visible)
+            else:
+                self._expression(statement, child_name, position, child, function, visible)
 
     def _expression(self, holder: ast.AST, name: str, index: int | None, node: ast.AST,
                     function: str, visible: frozenset[str]) -> None:
@@ -273,13 +278,8 @@ class _Sites:
             self._add(function, holder, name, index, node.args[0], node)
         if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load):
             self._tuple(holder, name, index, node, function)
-        for child_name, value in ast.iter_fields(node):
-            if isinstance(value, ast.AST):
-                self._expression(node, child_name, None, value, function, visible)
-            elif isinstance(value, list):
-                for position, child in enumerate(value):
-                    if isinstance(child, ast.AST):
-                        self._expression(node, child_name, position, child, function, visible)
+        for child_name, position, child in _children(node):
+            self._expression(node, child_name, position, child, function, visible)
 
     def _numbers(self, visible: frozenset[str]) -> list[str]:
         """`self.data` and the like: an engine value's number, for a plain local to stand in for."""

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from corpus import BUGS, build
 from test_classroom import grading_steps, workflow  # noqa: F401 - fixture
-from test_gradescope import bundle, by_part, image_env, layout, run_autograder, submit  # noqa: F401
+from test_gradescope import PEEK, bundle, by_part, image_env, layout, run_autograder, submit  # noqa: F401
 from test_release import release, student_env  # noqa: F401 - fixtures
 
 from autograder.config import load
@@ -201,19 +201,10 @@ def test_a_classroom_repository_uploaded_to_gradescope_scores_its_assignments(
         assert f"{engine}.py: taken from engines-alice/assignments/{engine}.py" in results["output"]
 
 
-# What Gradescope writes beside the submission: every earlier submission's results.json.
+# What Gradescope writes beside the submission: every earlier submission's results.json. Student
+# code that could read it breaks __mul__ (test_gradescope.PEEK).
 METADATA = {"id": 2, "previous_submissions": [{"score": 12.0, "results": {"tests": [
     {"name": "stability", "output": "expected 0.7615941559557649 (a part not shown yet)"}]}}]}
-PEEK_METADATA = '''
-
-try:
-    with open({path!r}) as metadata:
-        metadata.read(1)
-except OSError:
-    pass
-else:  # the earlier results were readable: print them into a message, and give it away
-    Value.__mul__ = lambda self, other: None
-'''
 
 
 def test_student_code_cannot_read_the_earlier_submissions_results(layout, image_env):  # noqa: F811
@@ -225,7 +216,7 @@ def test_student_code_cannot_read_the_earlier_submissions_results(layout, image_
     metadata.chmod(0o644)
     submit(layout, KIT / "solutions")
     value = layout / "submission" / "value.py"
-    value.write_text(value.read_text(encoding="utf-8") + PEEK_METADATA.format(path=str(metadata)),
+    value.write_text(value.read_text(encoding="utf-8") + PEEK.format(path=str(metadata)),
                      encoding="utf-8")
     results, _ = run_autograder(layout, image_env)
     assert stat.S_IMODE(metadata.stat().st_mode) == 0o600

@@ -387,9 +387,14 @@ def tanh_beside_input(value, x: float) -> dict:
     y.backward()
     print(y.data, x.grad)
     """
+    return _beside_input(value, _tanh, x)
+
+
+def _beside_input(value, op, x: float) -> dict:
+    """op(x) + x, through the kit's reverse pass: x collects a gradient from both terms."""
     with Tape(value) as tape:
         v = value.Value(x)
-        y = v.tanh() + v
+        y = op(v) + v
     tape.reverse(y, x=v, y=y)
     return {"data": y.data, "grad": v.grad}
 
@@ -481,11 +486,7 @@ def sigmoid_beside_input(value, x: float) -> dict:
     y.backward()
     print(y.data, x.grad)
     """
-    with Tape(value) as tape:
-        v = value.Value(x)
-        y = v.sigmoid() + v
-    tape.reverse(y, x=v, y=y)
-    return {"data": y.data, "grad": v.grad}
+    return _beside_input(value, lambda v: v.sigmoid(), x)
 
 
 def sigmoid_values(value, points: list[float]) -> list[dict]:
@@ -568,9 +569,14 @@ def quotient_beside_numerator(value, a: float, b: float) -> dict:
     y.backward()
     print(y.data, a.grad, b.grad)
     """
+    return _quotient_beside(value, a, b, beside=0)
+
+
+def _quotient_beside(value, a: float, b: float, beside: int) -> dict:
+    """a / b plus one of its operands (0: a, 1: b), through the kit's reverse pass."""
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(b)
-        y = x / z + x
+        y = x / z + (x, z)[beside]
     tape.reverse(y, a=x, b=z, y=y)
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
@@ -583,11 +589,7 @@ def quotient_beside_denominator(value, a: float, b: float) -> dict:
     y.backward()
     print(y.data, a.grad, b.grad)
     """
-    with Tape(value) as tape:
-        x, z = value.Value(a), value.Value(b)
-        y = x / z + z
-    tape.reverse(y, a=x, b=z, y=y)
-    return {"data": y.data, "grads": [x.grad, z.grad]}
+    return _quotient_beside(value, a, b, beside=1)
 
 
 def quotient_by_the_same_twice(value, a: float, b: float) -> dict:
