@@ -268,6 +268,11 @@ def raised_cases(got: Answer) -> list[dict]:
     return [case for case in cases if is_raised(case)]
 
 
+def answered(answer: Answer) -> bool:
+    """The scenario ran to its end: no failure, no exception, in no case either."""
+    return not (answer.failure or answer.raised or raised_cases(answer))
+
+
 def ratio(key: str, factor: float, tol: float = 1e-6) -> Suspect:
     """Every number under `key` is `factor` times the reference's (and at least one is not 0)."""
     def test(expected: object, got: Answer) -> bool:
@@ -429,7 +434,7 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
     `drawings()`, asked only when the scenario failed, gives the graphs the reference and the
     submission drew: where both did, the message shows where in the graph of the case it
     shows the gradients first differ (`given_rules`: the graph holds only given rules)."""
-    if expected.failure or expected.raised or raised_cases(expected):
+    if not answered(expected):
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
         raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())
     mismatch = fd_hint = None

@@ -22,6 +22,7 @@ import pytest
 
 from . import sandbox
 from .config import Grading, Limits
+from .judge import answered
 from .worker import Answer, Worker
 
 BUSY_RETRIES = 2
@@ -113,7 +114,7 @@ class LiveReference:
 
     def failures(self) -> list[str]:
         """The scenarios the reference did not answer (a fault of the kit), by id."""
-        return sorted({self.names[key] for key, answer in self.answers.items() if not succeeded(answer)})
+        return sorted({self.names[key] for key, answer in self.answers.items() if not answered(answer)})
 
     def close(self) -> None:
         close(self.worker)
@@ -149,13 +150,6 @@ class SealedReference:
         pass
 
 
-def succeeded(answer: Answer) -> bool:
-    """The reference answered: no failure, no exception, in no case either."""
-    cases = answer.observations if isinstance(answer.observations, list) else []
-    return not (answer.failure or answer.raised
-                or any(isinstance(case, dict) and "raised" in case for case in cases))
-
-
 def seal(reference: LiveReference, path: Path) -> list[str]:
     """Write the reference's answers to a sealed file, readable by its owner alone (output is
     dropped: it is not needed); when the reference failed any scenario, write nothing and
@@ -188,7 +182,6 @@ class Runner:
         self.second: Worker | None = None
         self.second_answers: dict[str, Answer] = {}
         self.timeouts: dict[str, int] = {}  # timeouts in a row, by part
-
 
     def run(self, scenario_id: str, kwargs: dict, part: str = "") -> tuple[Answer, Answer, float]:
         """The reference's answer, the submission's answer, and the time limit it had.

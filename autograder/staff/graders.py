@@ -165,10 +165,10 @@ class Graders:
         if self.stopping:
             grader.kill()
             return None
-        if time.monotonic() - start >= cap:
-            grader.stop()
-            return f"grading took longer than {cap:.0f} s (the wall-clock cap per submission) and was stopped"
+        capped = time.monotonic() - start >= cap
         grader.stop()
+        if capped:
+            return f"grading took longer than {cap:.0f} s (the wall-clock cap per submission) and was stopped"
         return grader.process.returncode  # it ended before answering: as pytest would have ended
 
     def stop_all(self) -> None:
