@@ -2,11 +2,13 @@
 
 `pytest autograder` grades `assignments/`; `--submission PATH` grades another folder;
 `--results-json PATH` also writes Gradescope's results.json. The score table of
-grading.toml's parts is the last thing it prints.
+grading.toml's parts is the last thing it prints. A run asks the public questions unless it is
+given the course's secret (`--grading-secret`, an official grading: questions.py) or a seed.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 
 from autograder import judge, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
+from autograder.questions import Questions, SecretError, Seed, official_seed, read_secret
 from autograder.runner import LiveReference, Runner, SealedReference, SealError, seal
 
 SEALED_REFERENCE = Path(__file__).parent / "reference.json"
@@ -40,7 +43,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seal-reference", type=Path, default=None,
                     help="write the reference's answers (and timings) to this sealed file")
     group.addoption("--reference-sha256", default=None, metavar="HEX",
-                    help="refuse a sealed --reference whose SHA-256 is not this one")
+                    help="refuse a --reference whose SHA-256 is not this one (a sealed file's, or "
+                         "a folder's engine files')")
+    group.addoption("--grading-secret", type=Path, default=None, metavar="FILE",
+                    help="an official grading: draw the questions from the submission's files "
+                         "under the course's secret in FILE (the reference then runs live)")
+    group.addoption("--grading-context", default="", metavar="TEXT",
+                    help="with --grading-secret: what else the questions depend on (the "
+                         "grader's version, a platform's submission id)")
+    group.addoption("--grading-seed", type=seed_option, default=None, metavar="SEED",
+                    help="ask the questions of this seed (`public`, the default, or hex digits)")
+
+
+def seed_option(text: str) -> Seed:
+    try:
+        return Seed.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 OUTCOMES = pytest.StashKey[list]()
@@ -57,6 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not submission.is_dir():  # checked once here, not once per test
         raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "
                                 "holding value.py, tensor.py and dual.py")
+    if config.getoption("--grading-secret") and config.getoption("--grading-seed"):
+        raise pytest.UsageError("--grading-secret and --grading-seed both choose the questions; give one")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -86,14 +107,18 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
         items[0].config.stash[DESELECTED] += len(items)
 
 
-def reference_source(config: pytest.Config, grading: Grading):
+def reference_source(config: pytest.Config, grading: Grading, official: bool):
+    """The reference: a solutions folder, run live, or a sealed file of answers. An official
+    grading's questions are new, so only a live reference can answer them."""
     chosen = config.getoption("--reference")
     if chosen is None:
         # A release grades against the answers it ships sealed, never a solutions/ folder that
         # someone added beside it (it would agree with whatever it holds); the kit ships no seal.
-        chosen = SEALED_REFERENCE if SEALED_REFERENCE.is_file() else KIT_ROOT / "solutions"
+        use_seal = SEALED_REFERENCE.is_file() and not official
+        chosen = SEALED_REFERENCE if use_seal else KIT_ROOT / "solutions"
     if chosen.is_dir():
-        return LiveReference(chosen, grading)
+        return LiveReference(chosen, grading, draw=config.getoption("--seal-reference") is not None,
+                             sha256=config.getoption("--reference-sha256"))
     if chosen.is_file():
         try:
             return SealedReference(chosen, config.getoption("--reference-sha256"))
@@ -103,19 +128,60 @@ def reference_source(config: pytest.Config, grading: Grading):
                             "or a sealed reference.json")
 
 
+def grading_seed(config: pytest.Config, files: dict[str, bytes]) -> Seed:
+    """The seed this run's questions come from: the submission's files under the course's secret
+    (an official grading), the seed given, or the public one."""
+    secret = config.getoption("--grading-secret")
+    if secret is None:
+        return config.getoption("--grading-seed") or Seed()
+    try:
+        return official_seed(read_secret(secret), files, config.getoption("--grading-context"))
+    except SecretError as error:
+        pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
+
+
 @pytest.fixture(scope="session")
 def runner(pytestconfig: pytest.Config):
     grading = grading_of(pytestconfig)
     submission = pytestconfig.getoption("--submission")
-    runner = pytestconfig.stash[RUNNER] = Runner(submission, reference_source(pytestconfig, grading), grading)
+    chosen = pytestconfig.getoption("--grading-seed")
+    official = pytestconfig.getoption("--grading-secret") is not None or bool(chosen and not chosen.public)
+    reference = reference_source(pytestconfig, grading, official)
+    runner = pytestconfig.stash[RUNNER] = Runner(submission, reference, grading)
+    seed = grading_seed(pytestconfig, runner.submission.files)
+    if isinstance(reference, SealedReference) and reference.seed != seed:
+        runner.close()
+        pytest.exit(f"{reference.path} holds the answers to the {reference.seed.value} questions, and this "
+                    f"grading asks {'the public ones' if seed.public else 'others'}: pass --reference "
+                    "with the kit's solutions/ folder", returncode=pytest.ExitCode.USAGE_ERROR)
+    runner.seed = seed
     yield runner
     runner.close()
+
+
+@pytest.fixture
+def ask(runner: Runner, request: pytest.FixtureRequest) -> Questions:
+    """The numbers this test asks its scenarios, drawn from the grading's seed (questions.py)."""
+    return Questions(runner.seed, f"{request.node.path.name}::{request.node.name}")
+
+
+def given_leaves(seed: Seed) -> dict[str, float]:
+    """The two leaves the given operations are checked at: the check itself, and every message
+    whose scenario uses a given operation, ask the same."""
+    ask = Questions(seed, GIVEN_CHECK)
+    return {"a": ask.number(1.5, 0.5, 2.5), "b": ask.number(0.7, 0.3, 2.0)}  # b > 0: it has a log
+
+
+@pytest.fixture
+def given(runner: Runner) -> dict[str, float]:
+    """The leaves of the check of the given operations, at this grading's seed."""
+    return given_leaves(runner.seed)
 
 
 def given_changes(runner: Runner, names: frozenset[str] | None = None) -> list[str]:
     """A sentence for each given operation (of `names`, or all) that no longer behaves as the
     handout's; empty when the check of them could not run at all (its own message says why)."""
-    expected, got, _ = runner.run(GIVEN_CHECK, {}, "value.given")
+    expected, got, _ = runner.run(GIVEN_CHECK, given_leaves(runner.seed), "value.given")
     if got.failure or got.raised or judge.malformed(expected.observations, got.observations):
         return []
     tolerance = judge.Tolerance(runner.grading.tolerances.rel, runner.grading.tolerances.abs)
@@ -218,7 +284,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     runner = config.stash.get(RUNNER, None)
     if runner is not None and (path := config.getoption("--seal-reference")):
-        failed = seal(runner.reference, path) if isinstance(runner.reference, LiveReference) \
+        failed = seal(runner.reference, path, runner.seed) if isinstance(runner.reference, LiveReference) \
             else ["all of them: --seal-reference needs --reference to be a solutions folder"]
         if failed:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

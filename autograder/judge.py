@@ -470,7 +470,7 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
     values = {**kwargs, **(inputs or {})}
     misconception = diagnose(expected.observations, got, suspects)
     lines = ([preface, ""] if preface else []) + [
-        situation.strip(), "", "To reproduce, in Python started in the folder of your files:",
+        fill(situation.strip(), kwargs), "", "To reproduce, in Python started in the folder of your files:",
         textwrap.indent(fill(snippet, values), "    "), "",
         f"Came out: {came_out}", f"Expected: {wanted}"]
     if fd_hint:

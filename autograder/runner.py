@@ -23,7 +23,8 @@ import pytest
 from . import sandbox
 from .config import Grading, Limits
 from .judge import answered
-from .worker import Answer, Worker
+from .questions import Seed
+from .worker import Answer, Worker, read_files
 
 BUSY_RETRIES = 2
 BUSY_EXIT = 75  # EX_TEMPFAIL: try again later
@@ -83,34 +84,60 @@ def time_limit(limits: Limits, reference_seconds: float) -> float:
     return max(limits.time_floor_seconds, limits.time_multiplier * reference_seconds)
 
 
+def files_digest(files: dict[str, bytes]) -> str:
+    """The SHA-256 of an implementation's files, by name."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    return digest.hexdigest()
+
+
+def folder_digest(folder: Path) -> str:
+    """The SHA-256 of the engine files of `folder`, as a worker reads them."""
+    return files_digest(read_files(folder)[0])
+
+
 def scenario_key(scenario_id: str, kwargs: dict) -> str:
     text = json.dumps([scenario_id, kwargs], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 class LiveReference:
-    """The reference implementation, run in its own worker; every scenario draws its graphs,
-    so that a sealed file holds them too."""
+    """The reference implementation, run in its own worker. With `draw`, every scenario draws
+    its graphs, so that a sealed file holds them too; else a scenario draws them only when a
+    failed answer's message asks for them."""
 
-    def __init__(self, folder: Path, grading: Grading) -> None:
+    def __init__(self, folder: Path, grading: Grading, draw: bool = False, sha256: str | None = None) -> None:
         start_sandbox()
         if problem := sandbox.exposed(folder, "the reference"):
             pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
         self.worker = new_worker(folder, grading.limits, share=False)
+        if sha256 is not None and files_digest(self.worker.files) != sha256.lower():
+            close(self.worker)
+            pytest.exit(f"{folder}: not the reference this grading was given (its files changed since "
+                        "the grading began); grade again", returncode=pytest.ExitCode.USAGE_ERROR)
+        self.draw = draw
         self.answers: dict[str, Answer] = {}
+        self.drawn: dict[str, list | None] = {}
         self.names: dict[str, str] = {}  # key -> scenario id, to name a scenario the reference failed
         self.timeout = grading.limits.test_timeout_seconds
 
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
-            self.answers[key] = patient(self.worker, scenario_id, kwargs, self.timeout, draw=True)
+            self.answers[key] = patient(self.worker, scenario_id, kwargs, self.timeout, draw=self.draw)
             self.names[key] = scenario_id
         return self.answers[key]
 
     def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
-        """The graphs the reference drew for a scenario (None where it drew none)."""
-        return self.answer(scenario_id, kwargs).graphs
+        """The graphs the reference draws for a scenario (None where it draws none)."""
+        answer = self.answer(scenario_id, kwargs)
+        if self.draw:
+            return answer.graphs
+        key = scenario_key(scenario_id, kwargs)
+        if key not in self.drawn:
+            self.drawn[key] = patient(self.worker, scenario_id, kwargs, self.timeout, draw=True).graphs
+        return self.drawn[key]
 
     def failures(self) -> list[str]:
         """The scenarios the reference did not answer (a fault of the kit), by id."""
@@ -121,8 +148,9 @@ class LiveReference:
 
 
 class SealedReference:
-    """Answers recorded from the reference, for a kit that ships without `solutions/`. The
-    graphs they drew stay text until a failed scenario's message asks for them."""
+    """Answers recorded from the reference to the questions of one seed (the public ones, for a
+    handout that ships without `solutions/`). The graphs they drew stay text until a failed
+    scenario's message asks for them."""
 
     def __init__(self, path: Path, sha256: str | None = None) -> None:
         self.path = path
@@ -131,7 +159,12 @@ class SealedReference:
             raise SealError(f"{path}: not the sealed reference this grading was given (its SHA-256 "
                             "differs from the one recorded when it was made); something changed it. "
                             "Seal the reference again (delete the file) and grade again")
-        records = json.loads(data)
+        try:
+            sealed = json.loads(data)
+            self.seed, records = Seed(sealed["questions"]), sealed["answers"]
+        except (ValueError, KeyError, TypeError):
+            raise SealError(f"{path}: not a sealed reference this kit can read; seal it again from "
+                            "solutions/ with --seal-reference") from None
         self.drawn = {key: value.pop("graphs", None) for key, value in records.items()}
         self.answers = {key: Answer(**value) for key, value in records.items()}
 
@@ -150,10 +183,10 @@ class SealedReference:
         pass
 
 
-def seal(reference: LiveReference, path: Path) -> list[str]:
-    """Write the reference's answers to a sealed file, readable by its owner alone (output is
-    dropped: it is not needed); when the reference failed any scenario, write nothing and
-    return those scenarios."""
+def seal(reference: LiveReference, path: Path, seed: Seed) -> list[str]:
+    """Write the reference's answers to the questions of `seed` to a sealed file, readable by
+    its owner alone (output is dropped: it is not needed); when the reference failed any
+    scenario, write nothing and return those scenarios."""
     if failed := reference.failures():
         return failed
     # Sorted by key, but each answer's own keys in the order the scenario made them: the judge
@@ -165,7 +198,7 @@ def seal(reference: LiveReference, path: Path) -> list[str]:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(descriptor, "wb") as file:
         os.fchmod(descriptor, 0o600)
-        file.write(json.dumps(records).encode())
+        file.write(json.dumps({"questions": seed.value, "answers": records}).encode())
     return []
 
 
@@ -182,6 +215,7 @@ class Runner:
         self.second: Worker | None = None
         self.second_answers: dict[str, Answer] = {}
         self.timeouts: dict[str, int] = {}  # timeouts in a row, by part
+        self.seed = Seed()  # the questions' seed, known once the submission's files are read
 
     def run(self, scenario_id: str, kwargs: dict, part: str = "") -> tuple[Answer, Answer, float]:
         """The reference's answer, the submission's answer, and the time limit it had.

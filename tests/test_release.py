@@ -29,6 +29,7 @@ from packaging.utils import canonicalize_name
 
 from autograder.config import load
 from autograder.staff.release import (
+    SEALED,
     ReleaseError,
     SuiteTest,
     answers_in_given_code,
@@ -204,11 +205,11 @@ def seal_kit_tests(tests: list[SuiteTest], out: Path) -> set[str]:
                 *sorted({f"{t.file.as_posix()}::{t.name}" for t in tests}),
                 "--submission", str(KIT / "solutions"), "--seal-reference", str(out)], KIT)
     assert done.returncode == 0, done.stdout[-3000:]
-    return set(json.loads(out.read_text(encoding="utf-8")))
+    return set(json.loads(out.read_text(encoding="utf-8"))["answers"])
 
 
 def test_the_sealed_file_answers_the_visible_scenarios_only(release, tmp_path):
-    sealed = set(json.loads((release / "autograder" / "reference.json").read_text(encoding="utf-8")))
+    sealed = set(json.loads((release / SEALED).read_text(encoding="utf-8"))["answers"])
     kit_tests = collect(KIT)
     visible = seal_kit_tests([t for t in kit_tests if t.part in VISIBLE], tmp_path / "visible.json")
     hidden = seal_kit_tests([t for t in kit_tests if t.part not in VISIBLE], tmp_path / "hidden.json")

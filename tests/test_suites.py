@@ -54,7 +54,7 @@ class Call:
 
 @pytest.fixture(scope="module")
 def calls(sealed_reference) -> list[Call]:
-    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))
+    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))["answers"]
     found = []
     for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
         function_name = case.get("name").split("[")[0]
@@ -79,7 +79,7 @@ def test_every_test_asks_for_a_scenario(calls, sealed_reference):
 
 
 def test_the_reference_answers_every_scenario_it_is_asked(sealed_reference):
-    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))
+    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))["answers"]
     def cases(answer: dict) -> list:
         return answer["observations"] if isinstance(answer["observations"], list) else []
 

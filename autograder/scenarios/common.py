@@ -30,13 +30,22 @@ def gradient_fd(f: Callable[[list[float]], float], point: list[float]) -> list[f
 
 def uniform(seed: int, count: int, low: float, high: float, avoid: float = 0.0,
             margin: float = 0.0) -> list[float]:
-    """`count` seeded numbers in [low, high], none within `margin` of `avoid` (a kink)."""
+    """`count` seeded numbers, one from each of `count` equal slices of [low, high], in a
+    seeded order, none within `margin` of `avoid` (a kink): whatever the seed, they cover the
+    whole range (both signs, small and large sizes)."""
     rng = random.Random(seed)
+    width = (high - low) / count
     numbers = []
-    while len(numbers) < count:
-        x = rng.uniform(low, high)
-        if abs(x - avoid) >= margin:
-            numbers.append(round(x, 6))
+    for index in range(count):
+        start = low + index * width
+        for _ in range(100):
+            x = round(rng.uniform(start, start + width), 6)
+            if abs(x - avoid) >= margin:
+                break
+        else:  # the whole slice lies within the margin: the nearest number outside it
+            x = avoid - margin if start + width / 2 < avoid else avoid + margin
+        numbers.append(x)
+    rng.shuffle(numbers)
     return numbers
 
 

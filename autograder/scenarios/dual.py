@@ -93,24 +93,24 @@ def _observed(d: object) -> dict:
 
 # -- scenarios -----------------------------------------------------------------------------------
 
-def lesson(dual) -> dict:
+def lesson(dual, x: float) -> dict:
     """
     from dual import Dual
-    x = Dual(1.0, 1.0)                   # seed: dx/dx = 1
+    x = Dual({x}, 1.0)                   # seed: dx/dx = 1
     f = x.sin() * x.exp() + x * x
-    print(f.val, f.der)                  # f'(1) = 5.7560492271
+    print(f.val, f.der)                  # f.der is f'({x})
     """
-    return _observed(evaluate(LESSON, dual.Dual(1.0, 1.0)))
+    return _observed(evaluate(LESSON, dual.Dual(x, 1.0)))
 
 
-def lesson_plus_constant(dual, c: float) -> dict:
+def lesson_plus_constant(dual, x: float, c: float) -> dict:
     """
     from dual import Dual
-    x = Dual(1.0, 1.0)
+    x = Dual({x}, 1.0)
     f = x.sin() * x.exp() + x * x + {c}   # a constant changes f, not f'
-    print(f.val, f.der)                  # f'(1) = 5.7560492271 still
+    print(f.val, f.der)
     """
-    return _observed(evaluate(["add", LESSON, ["const", c]], dual.Dual(1.0, 1.0)))
+    return _observed(evaluate(["add", LESSON, ["const", c]], dual.Dual(x, 1.0)))
 
 
 def constant(dual, c: float) -> dict:
@@ -140,9 +140,8 @@ def products(dual, seed: int, count: int) -> list[dict]:
     p = a * b
     print(p.val, p.der)                  # a'b + ab'
     """
-    numbers = uniform(seed, 4 * count, -2.0, 2.0)
     cases = []
-    for a, da, b, db in zip(*[iter(numbers)] * 4):
+    for a, da, b, db in zip(*(uniform(seed + i, count, -2.0, 2.0) for i in range(4))):
         p = dual.Dual(a, da) * dual.Dual(b, db)
         cases.append({"inputs": {"a": a, "da": da, "b": b, "db": db}, **_observed(p)})
     return cases

@@ -123,9 +123,8 @@ def _binary_cases(value, op, seed: int, count: int, low: float, high: float, *, 
         found = {"data": out.data, "grads": [x.grad, y.grad], "grads_fd": fd}
         return {**found, "inputs": {"shift": shift}} if upstream else found
 
-    numbers = uniform(seed, 2 * count, low, high)
     return [case({"a": a, "b": b}, lambda a=a, b=b: observe(a, b))
-            for a, b in zip(numbers[::2], numbers[1::2])]
+            for a, b in zip(uniform(seed, count, low, high), uniform(seed + 1, count, low, high))]
 
 
 def _unary_cases(value, op, points: list[float], *, named: str, upstream: bool = True,
@@ -173,8 +172,8 @@ def _quotient(a, b):
 
 # -- the given operations --------------------------------------------------------------------------
 
-# Each given operation on a small graph of leaves a = 1.5 and b = 0.7; the key is how the
-# student's messages name it, the string how the check shows it.
+# Each given operation on a small graph of two leaves a and b (b > 0, for its log); the key is
+# how the student's messages name it, the string how the check shows it.
 GIVEN = {
     "Value": "Value(a).data, Value(3).data, and a leaf's .grad before any backward",
     "+": "a + a + b, a + 2 and 2 + a",
@@ -186,17 +185,17 @@ GIVEN = {
 }
 
 
-def given_operations(value) -> dict:
+def given_operations(value, a: float, b: float) -> dict:
     """
     from value import Value
-    a = Value(1.5)
+    a = Value({a})
     print(a.data, Value(3).data, a.grad)              # the constructor
     for name, makes in [("+", [lambda: a + a + b, lambda: a + 2, lambda: 2 + a]),
                         ("-", [lambda: a - b - b, lambda: a - 2, lambda: 2 - a]),
                         ("unary -", [lambda: -a]),
                         ("**", [lambda: a ** 3, lambda: b ** -1, lambda: (a - 2) ** 2]),
                         ("exp", [lambda: a.exp()]), ("log", [lambda: b.log()])]:
-        a, b = Value(1.5), Value(0.7)
+        a, b = Value({a}), Value({b})
         outs = []
         for make in makes:
             outs.append(make())
@@ -204,9 +203,10 @@ def given_operations(value) -> dict:
         print(name, *[out.data for out in outs], a.grad, b.grad)
     """
     Value = value.Value
+    first, second = a, b
 
     def run(*makes) -> dict:
-        a, b = Value(1.5), Value(0.7)
+        a, b = Value(first), Value(second)
         outs = []
         for make in makes:
             with Tape(value) as tape:
@@ -215,7 +215,7 @@ def given_operations(value) -> dict:
         return {"data": [out.data for out in outs], "grads": [a.grad, b.grad]}
 
     def leaf() -> dict:
-        a = Value(1.5)
+        a = Value(first)
         return {"data": [a.data, Value(3).data], "grads": [a.grad]}
 
     checks = {
@@ -327,19 +327,19 @@ def with_numbers(value, x: float, k: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
-def lesson_product(value) -> dict:
+def lesson_product(value, a: float, b: float) -> dict:
     """
     from value import Value
-    a, b = Value(2.0), Value(-3.0)
+    a, b = Value({a}), Value({b})
     c = a * b + a
     c.backward()
-    print(c.data, a.grad, b.grad)   # -4.0 -2.0 2.0
+    print(c.data, a.grad, b.grad)
     """
     with Tape(value) as tape:
-        a, b = value.Value(2.0), value.Value(-3.0)
-        c = a * b + a
-    tape.reverse(c, a=a, b=b, c=c)
-    return {"data": c.data, "grads": [a.grad, b.grad]}
+        x, y = value.Value(a), value.Value(b)
+        c = x * y + x
+    tape.reverse(c, a=x, b=y, c=c)
+    return {"data": c.data, "grads": [x.grad, y.grad]}
 
 
 # -- value.tanh, value.relu, value.sigmoid --------------------------------------------------------
@@ -670,17 +670,17 @@ def reused_leaf(value, x: float) -> dict:
     return {"data": b.data, "grad": a.grad, "root": b.grad}
 
 
-def diamond(value) -> dict:
+def diamond(value, a: float) -> dict:
     """
     from value import Value
-    a = Value(1.0)
+    a = Value({a})
     b = a + a
     c = b + b
     c.backward()
-    print(c.data, a.grad, b.grad, c.grad)    # 4.0 4.0 2.0 1.0
+    print(c.data, a.grad, b.grad, c.grad)    # c = 4a; the gradients 4.0 2.0 1.0
     """
     with Recorder(value) as recorder:
-        a = value.Value(1.0)
+        a = value.Value(a)
         b = a + a
         c = b + b
     c.backward()
@@ -748,24 +748,23 @@ def mixed_graph(value, seed: int, count: int) -> list[dict]:
         return {"data": out.data, "grads": [x.grad, y.grad],
                 "grads_fd": gradient_fd(lambda p: build(Value(p[0]), Value(p[1])).data, [a, b])}
 
-    numbers = uniform(seed, 2 * count, -1.0, 1.0)
     return [case({"a": a, "b": b}, lambda a=a, b=b: observe(a, b))
-            for a, b in zip(numbers[::2], numbers[1::2])]
+            for a, b in zip(uniform(seed, count, -1.0, 1.0), uniform(seed + 1, count, -1.0, 1.0))]
 
 
-def three_calls(value) -> dict:
+def three_calls(value, a: float, b: float, c: float) -> dict:
     """
     from value import Value
-    a, b, c = Value(2.0), Value(3.0), Value(4.0)
+    a, b, c = Value({a}), Value({b}), Value({c})
     ab = (a.log() + b.log()).exp()     # a*b, built from given operations
     ac = (a.log() + c.log()).exp()     # a*c
     L = ab + ac
     for _ in range(3):
-        L.backward()                   # no zero_grad in between
-        print(L.grad, a.grad, b.grad, c.grad)   # a: 7.0, then 35.0, then 105.0
+        L.backward()                   # no zero_grad in between: the gradients pile up
+        print(L.grad, a.grad, b.grad, c.grad)
     """
     with Recorder(value) as recorder:
-        a, b, c = value.Value(2.0), value.Value(3.0), value.Value(4.0)
+        a, b, c = value.Value(a), value.Value(b), value.Value(c)
         ab = (a.log() + b.log()).exp()
         ac = (a.log() + c.log()).exp()
         out = ab + ac
@@ -795,16 +794,16 @@ def rebuilt_graph(value, x: float) -> dict:
     return {"grads": grads}
 
 
-def _loop(value, body: str, steps: int = 3, lr: float = 0.1) -> dict:
-    """prediction = 2w (as w + w), target 4, loss (2w - 4)**2, w0 = 0: the lesson's three bodies.
+def _loop(value, body: str, w0: float, target: float, lr: float, steps: int = 3) -> dict:
+    """prediction = 2w (as w + w), loss (2w - target)**2, from w = w0: the lesson's three bodies.
 
     The reverse pass is backward() itself where backward() is what is graded (the loop with
     no zero_grad); the kit's Tape where zero_grad is."""
-    w = value.Value(0.0)
+    w = value.Value(w0)
     history = []
     for _ in range(steps):
         with Tape(value) as tape:
-            loss = ((w + w) - 4.0) ** 2
+            loss = ((w + w) - target) ** 2
         backward = (lambda loss: loss.backward()) if body == "no_zero_grad" else tape.reverse
         if body == "correct":
             loss.zero_grad()
@@ -816,54 +815,54 @@ def _loop(value, body: str, steps: int = 3, lr: float = 0.1) -> dict:
             loss.zero_grad()
         w.data -= lr * w.grad
         history.append({"w": w.data, "grad": w.grad})
-    final = ((w + w) - 4.0) ** 2
+    final = ((w + w) - target) ** 2
     return {"steps": history, "w": w.data, "loss": final.data}
 
 
-def loop_without_zero_grad(value) -> dict:
+def loop_without_zero_grad(value, w0: float, target: float, lr: float) -> dict:
     """
     from value import Value
-    w = Value(0.0)
+    w = Value({w0})
     for _ in range(3):
-        loss = ((w + w) - 4.0) ** 2    # prediction 2w, target 4
+        loss = ((w + w) - {target}) ** 2    # prediction 2w
         loss.backward()                # no zero_grad: gradients pile up
-        w.data -= 0.1 * w.grad
+        w.data -= {lr} * w.grad
         print(w.data, w.grad)
-    print(w.data, (((w + w) - 4.0) ** 2).data)   # 4.224 19.784704
+    print(w.data, (((w + w) - {target}) ** 2).data)
     """
-    return _loop(value, "no_zero_grad")
+    return _loop(value, "no_zero_grad", w0, target, lr)
 
 
 # -- value.zero_grad -------------------------------------------------------------------------------
 
-def loop_correct(value) -> dict:
+def loop_correct(value, w0: float, target: float, lr: float) -> dict:
     """
     from value import Value
-    w = Value(0.0)
+    w = Value({w0})
     for _ in range(3):
-        loss = ((w + w) - 4.0) ** 2    # prediction 2w, target 4
+        loss = ((w + w) - {target}) ** 2    # prediction 2w
         loss.zero_grad()
         loss.backward()
-        w.data -= 0.1 * w.grad
+        w.data -= {lr} * w.grad
         print(w.data, w.grad)
-    print(w.data, (((w + w) - 4.0) ** 2).data)   # 1.984 0.001024
+    print(w.data, (((w + w) - {target}) ** 2).data)   # w nears half of {target}
     """
-    return _loop(value, "correct")
+    return _loop(value, "correct", w0, target, lr)
 
 
-def loop_zero_grad_after_backward(value) -> dict:
+def loop_zero_grad_after_backward(value, w0: float, target: float, lr: float) -> dict:
     """
     from value import Value
-    w = Value(0.0)
+    w = Value({w0})
     for _ in range(3):
-        loss = ((w + w) - 4.0) ** 2
+        loss = ((w + w) - {target}) ** 2
         loss.backward()
         loss.zero_grad()               # too late: the step sees 0
-        w.data -= 0.1 * w.grad
+        w.data -= {lr} * w.grad
         print(w.data, w.grad)
-    print(w.data, (((w + w) - 4.0) ** 2).data)   # 0.0 16.0
+    print(w.data, (((w + w) - {target}) ** 2).data)   # w stays {w0}
     """
-    return _loop(value, "after_backward")
+    return _loop(value, "after_backward", w0, target, lr)
 
 
 def _graph(value, a: float, b: float):

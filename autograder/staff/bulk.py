@@ -36,12 +36,16 @@ from rich.text import Text
 
 from .. import sandbox
 from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
-from ..runner import BUSY_EXIT, SealedReference, time_limit
+from ..questions import SecretError, make_secret, read_secret
+from ..runner import BUSY_EXIT, SealedReference, folder_digest, time_limit
 from . import graders, intake, reports
 from .escape import printable
 from .gradebook import Entry, Gradebook, Score
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
+SOLUTIONS = KIT_ROOT / "solutions"
+# The course's secret, which every official grading draws its questions from: made on first use.
+DEFAULT_SECRET = KIT_ROOT / "grading.secret"
 BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
 
 
@@ -63,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="then autograde the submissions in nbgrader, with the kit's grades, "
                              "into this gradebook (e.g. sqlite:////course/gradebook.db); needs --assignment")
     parser.add_argument("--assignment", metavar="NAME", help="the nbgrader assignment the scores are for")
+    parser.add_argument("--secret", type=Path, default=DEFAULT_SECRET, metavar="FILE",
+                        help="the course's secret, which each submission's questions are drawn from "
+                             f"(default: {DEFAULT_SECRET.name} in the kit, made on first use)")
 
 
 def job_count(text: str) -> int:
@@ -110,15 +117,15 @@ def pytest_env() -> dict[str, str]:
 
 
 def sealed_reference(out: Path, version: str) -> Path:
-    """The reference's answers for this grader version, sealed once and kept under OUTDIR."""
+    """The reference's answers to the public questions for this grader version, sealed once and
+    kept under OUTDIR: proof that the reference passes its own suites, and the yardstick of
+    each grading's time cap (the gradings themselves ask the reference their own questions)."""
     if sandbox.level() == "refused":  # no submission may run here: say why, once
         raise BulkError(sandbox.refusal())
-    solutions = KIT_ROOT / "solutions"
+    solutions = SOLUTIONS
     if not solutions.is_dir():
-        if SHIPPED_REFERENCE.is_file():
-            return SHIPPED_REFERENCE
-        raise BulkError(f"{solutions}: not found, and no sealed {SHIPPED_REFERENCE} either; "
-                        "bulk grading needs the kit with its solutions")
+        raise BulkError(f"{solutions}: not found; bulk grading asks every submission questions of its "
+                        "own, which only the reference can answer: run it from the kit with its solutions/")
     sealed = out / "reference" / f"{version}.json"
     if sealed.is_file():
         return sealed
@@ -143,8 +150,9 @@ def wall_clock_cap(limits: Limits, reference: Path) -> float:
     """The most one submission may take: every scenario's own limit, every import, and one
     test's last-resort timeout on top. Only a grader that is itself stuck gets near it."""
     answers = SealedReference(reference).answers.values()
-    scenarios = sum(time_limit(limits, answer.seconds) for answer in answers)
-    return limits.test_timeout_seconds + scenarios + len(intake.ENGINES) * limits.import_seconds
+    # The submission's limits, and the live reference's own time for the same questions.
+    scenarios = sum(time_limit(limits, answer.seconds) + answer.seconds for answer in answers)
+    return limits.test_timeout_seconds + scenarios + 2 * len(intake.ENGINES) * limits.import_seconds
 
 
 # -- grading one submission ----------------------------------------------------------------------
@@ -155,6 +163,32 @@ class Job:
     staged: Path
 
 
+@dataclass(frozen=True)
+class Official:
+    """What makes a grading official: the course's secret, which its questions are drawn
+    from, and the reference that answers them live, as its files were when the run began."""
+
+    secret: Path
+    reference: Path
+    digest: str  # the reference's files: a grading refuses any other (a worker may write there)
+
+    def options(self, version: str) -> list[str]:
+        return ["--grading-secret", str(self.secret), "--grading-context", version,
+                "--reference", str(self.reference), "--reference-sha256", self.digest]
+
+
+def course_secret(path: Path, console: Console) -> Path:
+    """The course's secret, made (and said so) when there is none yet. Raises BulkError."""
+    try:
+        if make_secret(path):
+            say(console, f"made the course's secret in {path}: keep it, and never hand it out (the same "
+                         "submission gets the same questions, and the same grade, only with it)")
+        read_secret(path)
+    except SecretError as error:
+        raise BulkError(str(error)) from None
+    return path
+
+
 def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
     """The gradebook row of a submission, stamped with the grader version and the time."""
     return Entry(source=submission.source, student=submission.student, format=submission.format,
@@ -163,16 +197,15 @@ def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
                  **outcome)
 
 
-def grade(job: Job, reference: Path, cap: float, version: str, out: Path,
-          pool: graders.Graders, digest: str | None = None) -> Entry | None:
-    """Run the suites on one staged submission; None when the run is being interrupted.
-    `digest` is the sealed reference's SHA-256 as it was made: a grading refuses any other."""
+def grade(job: Job, official: Official, cap: float, version: str, out: Path,
+          pool: graders.Graders) -> Entry | None:
+    """Run the suites on one staged submission, with questions of its own; None when the run is
+    being interrupted."""
     attempt = Path(tempfile.mkdtemp(prefix=job.staged.name + "-", dir=out / "work"))
     results, log = attempt / "results.json", attempt / "pytest.log"
     # --tb=line: a check that crashes is reported by its error alone, never by the suite's code.
-    args = graders.pytest_args("--submission", str(job.staged), "--reference", str(reference),
-                               "--results-json", str(results), "--tb=line",
-                               *(("--reference-sha256", digest) if digest else ()))
+    args = graders.pytest_args("--submission", str(job.staged), *official.options(version),
+                               "--results-json", str(results), "--tb=line")
     start = time.monotonic()
     for _ in range(BUSY_ATTEMPTS):
         code = pool.grade(args, log, cap)
@@ -272,7 +305,7 @@ def stage_all(todo: list[intake.Submission], staging: Path, version: str) -> tup
 
 
 def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, version: str, out: Path,
-              workers: int, console: Console, tally: Tally) -> None:
+              workers: int, console: Console, tally: Tally, secret: Path) -> None:
     """Grade the submissions in parallel and record each one as soon as it is done."""
     for scratch in (out / "work", out / "staging"):
         shutil.rmtree(scratch, ignore_errors=True)  # what an interrupted run left behind
@@ -281,8 +314,7 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     jobs, unreadable = stage_all(todo, out / "staging", version)
     tally.phase = "sealing the reference's answers"
     reference = sealed_reference(out, version) if jobs else None
-    # The seal as it is now, made or checked by this run: every grading refuses any other.
-    digest = hashlib.sha256(reference.read_bytes()).hexdigest() if reference else None
+    official = Official(secret, SOLUTIONS, folder_digest(SOLUTIONS)) if jobs else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
     tally.phase = "grading"
     pool_of_graders = graders.Graders(pytest_env(), out)
@@ -292,7 +324,7 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     try:
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("grading", total=len(todo), failed=0)
-            futures = [pool.submit(grade, job, reference, cap, version, out, pool_of_graders, digest)
+            futures = [pool.submit(grade, job, official, cap, version, out, pool_of_graders)
                        for job in jobs]
             failed = 0
             for entry in itertools.chain(unreadable, (f.result() for f in as_completed(futures))):
@@ -425,8 +457,9 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
             say(console, f"{source}: no longer in {args.submissions}; removed from the gradebook")
         todo = [s for s in submissions
                 if args.force or book.graded_with(s.source) != (s.content_hash, version)]
+        secret = course_secret(args.secret.absolute(), console)
         if todo:
-            grade_all(todo, book, grading, version, out, args.jobs, console, tally)
+            grade_all(todo, book, grading, version, out, args.jobs, console, tally, secret)
         entries = book.entries()
     except BulkError as error:
         return refuse(console, str(error))
@@ -448,11 +481,10 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
             console.print(f"autograder bulk: --nbgrader-db needs nbgrader ({error}); "
                           "pip install -e '.[nbgrader]'")
             return 2
-        sealed = out / "reference" / f"{version}.json"
         try:  # nbgrader's own autograde, with the kit's grades in place of executing the notebooks
             problems = notebooks.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
                                                   notebooks.known_from_bulk(submissions, entries),
-                                                  sealed if sealed.is_file() else None, out / "logs")
+                                                  args.secret.absolute(), out / "logs")
         except notebooks.NotebookError as error:
             console.print(f"autograder bulk: {error}")
             return 2

@@ -10,6 +10,7 @@ import sys
 COMMANDS = {
     "bulk": "autograder.staff.bulk",
     "release": "autograder.staff.release",
+    "secret": "autograder.staff.secret",
 }
 
 

@@ -262,8 +262,8 @@ class GradeWithKit(NbGraderPreprocessor):
 
     known = Dict(help="student -> engine -> KnownGrade: what the kit has just graded, reused "
                       "when the module made from the notebook is the one graded").tag(config=True)
-    reference = Unicode("", help="a sealed reference.json to grade against (default: the kit's "
-                                 "solutions/)").tag(config=True)
+    secret = Unicode("", help="the course's secret that the questions are drawn from (default: "
+                              "grading.secret in the kit, as for autograder bulk)").tag(config=True)
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
         grading = load()
@@ -304,7 +304,10 @@ class GradeWithKit(NbGraderPreprocessor):
         if known is not None and module == known.module:
             return known.entries
         self.log.info("Grading %s/%s/%s.ipynb with the kit", student, assignment, engine)
-        options = ["--reference", self.reference] if self.reference else []
+        from .bulk import DEFAULT_SECRET, SOLUTIONS, grader_version  # bulk needs the staff extra
+
+        options = ["--grading-secret", self.secret or str(DEFAULT_SECRET), "--grading-context",
+                   grader_version(), "--reference", str(SOLUTIONS)]
         return score_modules({engine: module} if module is not None else {}, KIT_ROOT, *options)
 
     def record_bonus(self, ids: dict, bonus: dict[str, float]) -> None:
@@ -364,7 +367,7 @@ class CollectedLog(logging.Handler):
 
 def autograde_course(course: Path, db_url: str, assignment: str,
                      known: Mapping[str, Mapping[str, KnownGrade]] | None = None,
-                     reference: Path | None = None, log_folder: Path | None = None) -> list[str]:
+                     secret: Path | None = None, log_folder: Path | None = None) -> list[str]:
     """Run nbgrader's own autograde, with the kit in it, on every submission of `assignment` in
     the course folder `course`; return a line for each submission nbgrader could not autograde
     (its log is kept in `log_folder` when given). `known` holds what the kit has just graded."""
@@ -378,7 +381,7 @@ def autograde_course(course: Path, db_url: str, assignment: str,
     config = course_config(course)
     grade_with_the_kit(config)  # whatever the course's own configuration says
     config.GradeWithKit.known = dict(known or {})
-    config.GradeWithKit.reference = str(reference or "")
+    config.GradeWithKit.secret = str(secret or "")
     students = sorted(path.parent.name for path in (course / "submitted").glob(f"*/{assignment}")
                       if path.is_dir())
     problems = []

@@ -2,13 +2,17 @@
 
   autograder release student -o DIR             assignments/, the visible suites, the grader,
                                                 answers sealed for the visible scenarios only
-  autograder release gradescope -o autograder.zip   every suite, every answer sealed,
+  autograder release gradescope -o autograder.zip   every suite, the reference and a secret of
+                                                its own (it asks each submission new questions),
                                                 bulk's intake, setup.sh and run_autograder
   autograder release nbgrader -o DIR            value.ipynb, tensor.ipynb, dual.ipynb for an
                                                 nbgrader course's source/<assignment>/
 
-Nothing from solutions/ leaves as source: the reference's answers are recorded by running the
-suites that ship against solutions/ with `--seal-reference`. Loaded by pytest as a plugin
+A handout holds nothing of solutions/: the reference's answers to the public questions are
+recorded by running the suites that ship against solutions/ with `--seal-reference`. A
+Gradescope bundle, which students never see, holds the reference itself and a secret made for
+it: every submission is asked questions of its own, which only the reference can answer, and
+`run_autograder` closes both to the accounts student code runs as. Loaded by pytest as a plugin
 (`-p autograder.staff.release --list-parts PATH`) it writes which part every collected test grades.
 """
 
@@ -31,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from ..config import KIT_ROOT, Grading, parse, tomllib
+from ..questions import make_secret
 
 PLATFORM_FILES = Path(__file__).parent / "platform_files"
 SUITES = Path("autograder") / "suites"
@@ -51,6 +56,8 @@ testpaths = autograder
 addopts = -p no:randomly
 """
 STUDENT_GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n"
+# The Gradescope bundle's own secret, beside its grading.toml.
+BUNDLE_SECRET = Path("grading.secret")
 
 
 class ReleaseError(Exception):
@@ -487,7 +494,8 @@ def staff_modules_for(kit: Path, module: Path) -> list[Path]:
 
 def build_gradescope(kit: Path, bundle: Path) -> None:
     """autograder.zip: run_autograder, setup.sh and grade_submission.py at the top, the grader
-    beside them, with the one staff module a submission goes through: intake."""
+    beside them, with the one staff module a submission goes through (intake), the reference
+    in solutions/ and a secret of the bundle's own in grading.secret."""
     if bundle.suffix != ".zip":
         raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
     if bundle.exists():
@@ -507,7 +515,12 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
         (staging / "setup.sh").write_text(gradescope_setup(python_minimum(kit)), encoding="utf-8")
         for name in ("run_autograder", "grade_submission.py"):
             shutil.copyfile(PLATFORM_FILES / name, staging / name)
-        seal(staging, kit / "solutions")
+        seal(staging, kit / "solutions")  # the reference passes every suite it ships with
+        (staging / SEALED).unlink()  # every grading asks its own questions: the public answers are no use
+        (staging / "solutions").mkdir()
+        for path in sorted((kit / "solutions").glob("*.py")):
+            shutil.copyfile(path, staging / "solutions" / path.name)
+        make_secret(staging / BUNDLE_SECRET)
         bundle.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(staging.rglob("*")):
@@ -516,7 +529,8 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
                 info = zipfile.ZipInfo(path.relative_to(staging).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
                 info.compress_type = zipfile.ZIP_DEFLATED
                 executable = path.name in ("setup.sh", "run_autograder")
-                info.external_attr = (0o755 if executable else 0o644) << 16
+                private = path.name == BUNDLE_SECRET.name or "solutions" in path.relative_to(staging).parts
+                info.external_attr = (0o755 if executable else 0o600 if private else 0o644) << 16
                 archive.writestr(info, path.read_bytes())
 
 

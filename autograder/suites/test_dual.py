@@ -52,48 +52,66 @@ def mistakes(functions: list[tuple[list, float]], der: float) -> dict:
     return {**NOT_WRAPPED, **{rule: follows(rule, functions, der) for rule in rules}}
 
 
-def test_the_lessons_example(grade):
-    """The lesson's d/dx [sin(x) e^x + x^2] at x = 1: 5.7560492271."""
-    grade("dual:lesson", suspects=mistakes([(LESSON, 1.0)], 1.0))
+def test_the_lessons_example(grade, ask):
+    """The lesson's d/dx [sin(x) e^x + x^2], at x = {x}."""
+    x = ask.number(1.0, 0.5, 2.0)
+    grade("dual:lesson", x=x, suspects=mistakes([(LESSON, x)], 1.0))
 
 
-def test_the_lessons_example_plus_a_constant(grade):
-    """The lesson's function plus 3: the same derivative, 5.7560492271."""
-    grade("dual:lesson_plus_constant", c=3, suspects=mistakes([(["add", LESSON, ["const", 3]], 1.0)], 1.0))
+def test_the_lessons_example_plus_a_constant(grade, ask):
+    """The lesson's function plus {c}: the same derivative."""
+    x, c = ask.number(1.0, 0.5, 2.0), ask.whole(3, 2, 9)
+    grade("dual:lesson_plus_constant", x=x, c=c, suspects=mistakes([(["add", LESSON, ["const", c]], x)], 1.0))
 
 
-@pytest.mark.parametrize("c", [2.5, -4])
-def test_a_constant(grade, c):
+# A constant of each kind: a float and a negative int.
+CONSTANTS = {"float": lambda ask: ask.number(2.5, 0.5, 5.0), "int": lambda ask: ask.whole(-4, -9, -2)}
+
+
+@pytest.mark.parametrize("kind", list(CONSTANTS))
+def test_a_constant(grade, ask, kind):
     """Dual(c) with no derivative given is a constant: der 0.0."""
-    grade("dual:constant", c=c,
+    grade("dual:constant", c=CONSTANTS[kind](ask),
           suspects={"dual-constant-derivative": lambda e, g: g.observations["der"] == 1})
 
 
-@pytest.mark.parametrize("k", [2, -1.5])
-def test_plain_numbers_on_either_side(grade, k):
-    """x + k, k + x, x * k and k * x with a plain number k and a tangent of 2.5."""
-    grade("dual:with_numbers", x=0.7, der=2.5, k=k, suspects={
+# A plain number of each kind: a whole one and a negative float.
+NUMBERS = {"int": lambda ask: ask.whole(2, 2, 9), "float": lambda ask: ask.number(-1.5, -3.0, -0.5)}
+
+
+@pytest.mark.parametrize("kind", list(NUMBERS))
+def test_plain_numbers_on_either_side(grade, ask, kind):
+    """x + k, k + x, x * k and k * x with a plain number k and a tangent of {der}."""
+    der = ask.number(2.5, 1.5, 4.0)
+    grade("dual:with_numbers", x=ask.number(0.7, 0.2, 1.5), der=der, k=NUMBERS[kind](ask), suspects={
         **NOT_WRAPPED,
         "dual-constant-derivative": lambda e, g: all(
-            SAME.close(case["der"], 2.5 + 1) for case in g.observations["sums"]),
+            SAME.close(case["der"], der + 1) for case in g.observations["sums"]),
         "dual-product-rule": lambda e, g: all(case["der"] == 0 for case in g.observations["products"])})
 
 
-def test_products_with_two_tangents(grade):
+def test_products_with_two_tangents(grade, ask):
     """Dual(a, a') * Dual(b, b') at seeded random values: the derivative a'b + ab'."""
-    grade("dual:products", seed=11, count=12, suspects={
+    grade("dual:products", seed=ask.seed(11), count=12, suspects={
         "dual-product-rule": lambda e, g: all(
             SAME.close(case["der"], case_e["inputs"]["da"] * case_e["inputs"]["db"])
             for case, case_e in zip(g.observations, e))})
 
 
-def test_sin_and_exp(grade):
-    """x.sin() and x.exp() at seeded random points with a tangent of 2.5."""
-    grade("dual:sin_and_exp", seed=12, count=12, der=2.5, suspects={"dual-sin-sign": ratio("sin_der", -1)})
+def test_sin_and_exp(grade, ask):
+    """x.sin() and x.exp() at seeded random points with a tangent of {der}."""
+    grade("dual:sin_and_exp", seed=ask.seed(12), count=12, der=ask.number(2.5, 1.5, 4.0),
+          suspects={"dual-sin-sign": ratio("sin_der", -1)})
 
 
-@pytest.mark.parametrize(("seed", "der"), [(21, 1.0), (22, 2.5), (23, -0.75)])
-def test_random_functions(grade, seed, der):
+# The tangent: the usual 1 (the derivative itself), a larger one and a negative one.
+TANGENTS = {"one": (21, None), "larger": (22, (2.5, 1.5, 4.0)), "negative": (23, (-0.75, -2.0, -0.25))}
+
+
+@pytest.mark.parametrize("tangent", list(TANGENTS))
+def test_random_functions(grade, ask, tangent):
     """Seeded random functions of + * sin exp with int and float constants on either side."""
+    public_seed, der_range = TANGENTS[tangent]
+    seed, der = ask.seed(public_seed), ask.number(*der_range) if der_range else 1.0
     grade("dual:random_functions", seed=seed, count=25, der=der,
           suspects=mistakes(random_functions_at(seed, 25), der))

@@ -25,48 +25,49 @@ DIRECT = {
 }
 
 
-def test_the_lessons_three_sums(grade):
+def test_the_lessons_three_sums(grade, ask):
     """The lesson's pairs (32, 10) + (10,), (4, 1) + (1, 6) and (2, 3, 5) + (3, 1), both operands."""
-    grade("tensor:unbroadcast_cases", seed=1, suspects=DIRECT, pairs=[
+    grade("tensor:unbroadcast_cases", seed=ask.seed(1), suspects=DIRECT, pairs=[
         [[32, 10], [32, 10]], [[32, 10], [10]],
         [[4, 6], [4, 1]], [[4, 6], [1, 6]],
         [[2, 3, 5], [2, 3, 5]], [[2, 3, 5], [3, 1]]])
 
 
-def test_a_bias_row(grade):
+def test_a_bias_row(grade, ask):
     """A bias of shape (3,) added to a (2, 3) matrix: its gradient sums the rows."""
-    grade("tensor:unbroadcast_cases", seed=10, suspects=DIRECT, pairs=[[[2, 3], [3]]])
+    grade("tensor:unbroadcast_cases", seed=ask.seed(10), suspects=DIRECT, pairs=[[[2, 3], [3]]])
 
 
-def test_size_one_axes_are_kept(grade):
+def test_size_one_axes_are_kept(grade, ask):
     """Operands with size-1 axes, (1, 3), (2, 1), (1, 1) and (1,), keep them in their gradient."""
-    grade("tensor:unbroadcast_cases", seed=20, suspects=DIRECT, pairs=[
+    grade("tensor:unbroadcast_cases", seed=ask.seed(20), suspects=DIRECT, pairs=[
         [[2, 3], [1, 3]], [[2, 3], [2, 1]], [[3, 4], [1, 1]], [[5], [1]]])
 
 
-def test_added_axes_and_size_one_axes_together(grade):
+def test_added_axes_and_size_one_axes_together(grade, ask):
     """(4, 2, 3) down to (2, 1), (1, 1, 3), (1, 3) and (2, 3, 4) down to (1, 3, 1)."""
-    grade("tensor:unbroadcast_cases", seed=30, suspects=DIRECT, pairs=[
+    grade("tensor:unbroadcast_cases", seed=ask.seed(30), suspects=DIRECT, pairs=[
         [[4, 2, 3], [2, 1]], [[4, 2, 3], [1, 1, 3]], [[4, 2, 3], [1, 3]], [[2, 3, 4], [1, 3, 1]]])
 
 
-def test_a_scalar_operand(grade):
+def test_a_scalar_operand(grade, ask):
     """A scalar of shape () against (2, 3) and (5,) gets the sum of everything; () to () is unchanged."""
-    grade("tensor:unbroadcast_cases", seed=40, suspects=DIRECT, pairs=[
+    grade("tensor:unbroadcast_cases", seed=ask.seed(40), suspects=DIRECT, pairs=[
         [[2, 3], []], [[5], []], [[], []]])
 
 
-def test_an_operand_that_was_not_broadcast(grade):
+def test_an_operand_that_was_not_broadcast(grade, ask):
     """The same shape on both sides: the gradient comes back unchanged."""
-    grade("tensor:unbroadcast_cases", seed=50, suspects=DIRECT, pairs=[
+    grade("tensor:unbroadcast_cases", seed=ask.seed(50), suspects=DIRECT, pairs=[
         [[3, 4], [3, 4]], [[2, 3, 5], [2, 3, 5]], [[7], [7]]])
 
 
 @pytest.mark.parametrize("out_shape", [(6,), (2, 3), (4, 2, 3), (2, 3, 4, 5)],
                          ids=lambda shape: "x".join(map(str, shape)))
-def test_every_shape_that_broadcasts_to(grade, out_shape):
+def test_every_shape_that_broadcasts_to(grade, ask, out_shape):
     """Every operand shape that broadcasts to one output shape: leading axes dropped, others set to 1."""
-    grade("tensor:every_operand_shape", seed=100 * len(out_shape), out_shape=out_shape, suspects=DIRECT)
+    grade("tensor:every_operand_shape", seed=ask.seed(100 * len(out_shape)), out_shape=out_shape,
+          suspects=DIRECT)
 
 
 # A wrong-shaped gradient cannot be added into an operand's .grad: the engine raises ValueError.
@@ -83,12 +84,12 @@ ENGINE = {
 
 
 @pytest.mark.parametrize("operand", list(ENGINE))
-def test_the_engine_with_an_operand(grade, operand):
+def test_the_engine_with_an_operand(grade, ask, operand):
     """X (4, 5) and Y broadcast through +, - and *, then sum and backward: each .grad has its shape."""
     shape, suspects = ENGINE[operand]
-    grade("tensor:broadcast_operand", seed=200, shape=shape, suspects=suspects)
+    grade("tensor:broadcast_operand", seed=ask.seed(200), shape=shape, suspects=suspects)
 
 
-def test_the_engine_with_every_kind_of_operand(grade):
+def test_the_engine_with_every_kind_of_operand(grade, ask):
     """A bias (5,), a column (4, 1), a row (1, 5) and a scalar () in one expression, then mean."""
-    grade("tensor:all_operands", seed=300)
+    grade("tensor:all_operands", seed=ask.seed(300))

@@ -7,6 +7,7 @@ backward() itself.
 import pytest
 
 from autograder.judge import numbers_at, sequence
+from autograder.suites.loops import lesson_loop, trained
 
 pytestmark = pytest.mark.part("value.backward")
 
@@ -51,54 +52,69 @@ def starved_leaf(expected, got):
 NO_ORDER = {"no-topological-order": leaf_off_by(1.5, 2)}
 
 
-def test_a_value_added_to_itself(grade):
+def test_a_value_added_to_itself(grade, ask):
     """a + a: the gradient of a is 2."""
-    grade("value:reused_leaf", x=1.0, suspects={"backward-runs-no-rule": still_zero(("grad",), 1.0),
-                                                 "root-not-seeded": still_zero(("grad",), 0.0)})
+    grade("value:reused_leaf", x=ask.number(1.0, 0.5, 3.0),
+          suspects={"backward-runs-no-rule": still_zero(("grad",), 1.0),
+                    "root-not-seeded": still_zero(("grad",), 0.0)})
 
 
-def test_a_diamond(grade):
-    """a = 1; b = a + a; c = b + b: c = 4 and dc/da = 4."""
-    grade("value:diamond", suspects={
+def test_a_diamond(grade, ask):
+    """a = {a}; b = a + a; c = b + b: c = 4a and dc/da = 4."""
+    grade("value:diamond", a=ask.number(1.0, 0.5, 3.0), suspects={
         "no-topological-order": lambda e, g: leaf_off_by(1.5, 2)(e, g) or starved_leaf(e, g),
         "backward-runs-no-rule": diamond_grads([0.0, 0.0, 1.0]),
         "root-not-seeded": diamond_grads([0.0, 0.0, 0.0])})
 
 
-@pytest.mark.parametrize("x", [2.0, -0.7])
-def test_a_node_with_two_consumers(grade, x):
+# A positive and a negative x, each away from 0, where x**2 + 1 would hide a sign.
+CONSUMED = {"positive": (2.0, 1.0, 3.0), "negative": (-0.7, -1.5, -0.3)}
+
+
+@pytest.mark.parametrize("sign", list(CONSUMED))
+def test_a_node_with_two_consumers(grade, ask, sign):
     """r = x**2 + 1 feeds two separate squares: r must pass its gradient on once, complete."""
     # A leaf with no gradient here may be a backward() that runs no rule or one in the wrong
     # order: neither is named from this graph alone (the diamond tells them apart).
-    grade("value:shared_node", x=x, suspects=NO_ORDER)
+    grade("value:shared_node", x=ask.number(*CONSUMED[sign]), suspects=NO_ORDER)
 
 
-def test_a_chain_a_thousand_deep(grade):
+def test_a_chain_a_thousand_deep(grade, ask):
     """A chain 1000 nodes deep that uses x at every step: dL/dx = 1001."""
-    grade("value:long_chain", depth=1000, x=0.5)
+    grade("value:long_chain", depth=1000, x=ask.number(0.5, 0.1, 2.0))
 
 
-def test_a_mixed_graph(grade):
+def test_a_mixed_graph(grade, ask):
     """exp, log, powers and sums with shared values, at seeded random inputs."""
-    grade("value:mixed_graph", seed=5, count=10, suspects=NO_ORDER)
+    grade("value:mixed_graph", seed=ask.seed(5), count=10, suspects=NO_ORDER)
 
 
-def test_three_calls_without_zero_grad(grade):
-    """Three backward() calls on one graph: a's gradient goes 7, 35, 105 and the root's stays 1."""
-    grade("value:three_calls", suspects={
-        "root-accumulates": sequence("root", [1.0, 2.0, 3.0]),
-        "root-not-seeded": sequence("root", [0.0, 0.0, 0.0]),
-        "backward-clears": sequence("a", [7.0, 7.0, 7.0]),
-    })
+def first_call_each_time(key: str):
+    """The numbers under `key` stay at the reference's first call: each call cleared, then added."""
+    def test(expected, got):
+        first = expected["calls"][0][key]
+        return sequence(key, [first] * 3)(expected, got) and expected["calls"][1][key] != first
+    return test
 
 
-def test_gradients_add_up_over_fresh_graphs(grade):
+def test_three_calls_without_zero_grad(grade, ask):
+    """Three backward() calls on one graph: every gradient grows with each call, and the root's stays 1."""
+    grade("value:three_calls", a=ask.number(2.0, 1.5, 4.5), b=ask.number(3.0, 1.5, 4.5),
+          c=ask.number(4.0, 1.5, 4.5), suspects={
+              "root-accumulates": sequence("root", [1.0, 2.0, 3.0]),
+              "root-not-seeded": sequence("root", [0.0, 0.0, 0.0]),
+              "backward-clears": first_call_each_time("a"),
+          })
+
+
+def test_gradients_add_up_over_fresh_graphs(grade, ask):
     """Two fresh graphs through the same leaf, no zero_grad: the gradient doubles."""
-    grade("value:rebuilt_graph", x=0.5, suspects={
+    grade("value:rebuilt_graph", x=ask.number(0.5, 0.2, 1.2), suspects={
         "backward-clears": lambda e, g: g.observations["grads"][1] == e["grads"][0] != 0})
 
 
-def test_loop_that_forgets_zero_grad(grade):
-    """The lesson's loop with no zero_grad: w = 4.224 and loss 19.784704 after three steps."""
-    grade("value:loop_without_zero_grad",
-          suspects={"backward-clears": lambda e, g: abs(g.observations["w"] - 1.984) < 1e-9})
+def test_loop_that_forgets_zero_grad(grade, ask):
+    """The lesson's loop with no zero_grad, w from {w0} towards half of {target}: the gradients pile up."""
+    loop = lesson_loop(ask)
+    grade("value:loop_without_zero_grad", **loop,
+          suspects={"backward-clears": lambda e, g: abs(g.observations["w"] - trained(**loop)) < 1e-9})

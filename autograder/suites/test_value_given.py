@@ -10,6 +10,6 @@ import pytest
 pytestmark = pytest.mark.part("value.given")
 
 
-def test_the_given_operations(grade):
+def test_the_given_operations(grade, given):
     """The constructor, +, -, unary -, ** and exp and log, on small graphs of two leaves."""
-    grade("value:given_operations")
+    grade("value:given_operations", **given)

@@ -6,31 +6,38 @@ from autograder.judge import lost_a_contribution, ratio
 
 pytestmark = pytest.mark.part("value.sigmoid")
 
-POINTS = [-4.0, -1.3, 0.0, 0.7, 2.2, 4.0]
+# Inputs between -4 and 4: large and small of both signs, and one near 0.
+POINTS = [(-4.0, -4.0, -3.0), (-1.3, -2.0, -1.0), (0.0, -0.3, 0.3), (0.7, 0.5, 1.5), (2.2, 1.5, 3.0),
+          (4.0, 3.0, 4.0)]
 
 
-def test_sigmoid_at_the_root(grade):
+def points(ask) -> list[float]:
+    return [ask.number(*point) for point in POINTS]
+
+
+def test_sigmoid_at_the_root(grade, ask):
     """sigmoid at a few inputs between -4 and 4, each the root of its graph."""
-    grade("value:sigmoid_at_root", points=POINTS)
+    grade("value:sigmoid_at_root", points=points(ask))
 
 
-def test_sigmoid_at_moderate_inputs(grade):
+def test_sigmoid_at_moderate_inputs(grade, ask):
     """sigmoid at a few inputs between -4 and 4, with an upstream gradient of 3."""
-    grade("value:sigmoid_values", points=POINTS)
+    grade("value:sigmoid_values", points=points(ask))
 
 
-def test_sigmoid_of_computed_values(grade):
+def test_sigmoid_of_computed_values(grade, ask):
     """sigmoid of a computed value, x + 0.25, with an upstream gradient of 3: the gradient must reach x."""
-    grade("value:sigmoid_of_computed_values", points=POINTS,
+    grade("value:sigmoid_of_computed_values", points=points(ask),
           suspects={"ignores-upstream": ratio("grad", 1 / 3)})
 
 
-def test_sigmoid_beside_its_input(grade):
+def test_sigmoid_beside_its_input(grade, ask):
     """sigmoid(x) + x: x collects a gradient from both terms."""
-    grade("value:sigmoid_beside_input", x=0.5,
+    grade("value:sigmoid_beside_input", x=ask.number(0.5, 0.2, 1.5),
           suspects={"overwrites-gradient": lost_a_contribution("grad", None, 1.0)})
 
 
-def test_sigmoid_far_from_zero(grade):
-    """sigmoid at -1000 and 1000: 0 and 1, never an overflow."""
-    grade("value:sigmoid_at_root", points=[-1000.0, 1000.0])
+def test_sigmoid_far_from_zero(grade, ask):
+    """sigmoid far below and far above 0, at {points}: 0 and 1, never an overflow."""
+    grade("value:sigmoid_at_root",
+          points=[ask.number(-1000.0, -1e5, -1000.0), ask.number(1000.0, 1000.0, 1e5)])

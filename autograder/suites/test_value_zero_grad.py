@@ -2,6 +2,8 @@
 
 import pytest
 
+from autograder.suites.loops import lesson_loop, trained
+
 pytestmark = pytest.mark.part("value.zero_grad")
 
 
@@ -22,32 +24,36 @@ def stale_intermediates(expected, got):
     return all(abs(g - 2 * f) < 1e-9 * (1 + abs(f)) for f, g in zip(first, second))
 
 
-def grew(expected, got):
-    return abs(got.observations["w"] - 4.224) < 1e-9
+def test_correct_loop(grade, ask):
+    """The lesson's loop: forward, zero_grad, backward, step; w from {w0} to near half of {target}."""
+    loop = lesson_loop(ask)
+    piled_up = trained(**loop, body="no_zero_grad")  # a zero_grad that leaves w alone
+    grade("value:loop_correct", **loop,
+          suspects={"zero-grad-self-only": lambda e, g: abs(g.observations["w"] - piled_up) < 1e-9})
 
 
-def test_correct_loop(grade):
-    """The lesson's loop: forward, zero_grad, backward, step. w = 1.984, loss 0.001."""
-    grade("value:loop_correct", suspects={"zero-grad-self-only": grew})
+def test_loop_with_zero_grad_too_late(grade, ask):
+    """forward, backward, zero_grad, step: the step sees 0, so w stays at {w0}."""
+    grade("value:loop_zero_grad_after_backward", **lesson_loop(ask))
 
 
-def test_loop_with_zero_grad_too_late(grade):
-    """forward, backward, zero_grad, step: the step sees 0, so w stays 0 and the loss 16."""
-    grade("value:loop_zero_grad_after_backward")
+def leaves(ask) -> dict:
+    """Two leaves of opposite signs."""
+    return {"a": ask.number(0.3, 0.1, 1.5), "b": ask.number(-0.8, -1.5, -0.1)}
 
 
-def test_zero_grad_reaches_the_whole_graph(grade):
+def test_zero_grad_reaches_the_whole_graph(grade, ask):
     """After backward, zero_grad on the root clears the root, the intermediates and the leaves."""
-    grade("value:zero_grad_reach", a=0.3, b=-0.8,
+    grade("value:zero_grad_reach", **leaves(ask),
           suspects={"zero-grad-self-only": only_itself, "zero-grad-leaves-only": only_leaves})
 
 
-def test_zero_grad_and_backward_repeated(grade):
+def test_zero_grad_and_backward_repeated(grade, ask):
     """zero_grad then backward, three times on one graph: the same gradients each time."""
-    grade("value:zero_grad_then_backward", a=0.3, b=-0.8,
+    grade("value:zero_grad_then_backward", **leaves(ask),
           suspects={"zero-grad-leaves-only": stale_intermediates})
 
 
-def test_zero_grad_of_an_intermediate(grade):
+def test_zero_grad_of_an_intermediate(grade, ask):
     """zero_grad on an intermediate clears it and its inputs, and leaves the rest alone."""
-    grade("value:zero_grad_of_intermediate", a=0.3, b=-0.8)
+    grade("value:zero_grad_of_intermediate", **leaves(ask))

@@ -6,7 +6,10 @@ The submission folder goes through the same intake as `autograder bulk` (wrong-c
 byte-order mark, Windows line endings, files a folder or more down, a notebook or a zip), its
 engine files are staged in a folder of root's own, the suites grade them, and what intake
 noticed ("value.py: taken from my-work/Value.py") becomes results.json's top-level output,
-which students see. The exit status is pytest's when it left no results.json.
+which students see. The questions are drawn from the files and Gradescope's submission id
+under the bundle's own secret, and the reference in solutions/ answers them live: no answer a
+student has seen, in a handout or in an earlier submission's feedback, answers them. The exit
+status is pytest's when it left no results.json.
 """
 
 from __future__ import annotations
@@ -24,6 +27,17 @@ from autograder.staff.escape import printable
 KIT = Path(__file__).resolve().parent
 
 
+def submission_id(submission_folder: Path) -> str:
+    """Gradescope's id of this submission, from the metadata beside the submission folder ("" if
+    there is none): a rerun of one submission asks its questions again, another upload new ones."""
+    try:
+        path = submission_folder.parent / "submission_metadata.json"
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+        return str(metadata.get("id", "")) if isinstance(metadata, dict) else ""
+    except (OSError, ValueError):
+        return ""
+
+
 def main(submission_folder: Path, results: Path) -> int:
     submission = intake.read_folder(submission_folder, "submission", "gradescope")
     # A note quotes the submission's own names, which may hold line breaks: each stays one line,
@@ -36,7 +50,10 @@ def main(submission_folder: Path, results: Path) -> int:
         intake.stage(submission, staged)
         written = Path(scratch) / "results.json"
         code = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider",
-                               "--submission", str(staged), "--results-json", str(written)],
+                               "--submission", str(staged), "--results-json", str(written),
+                               "--reference", str(KIT / "solutions"), "--grading-secret",
+                               str(KIT / "grading.secret"), "--grading-context",
+                               f"gradescope {submission_id(submission_folder)}"],
                               cwd=KIT, check=False).returncode
         if not written.is_file():
             return code or 1

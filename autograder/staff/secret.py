@@ -1,0 +1,35 @@
+"""Make the course's secret, which every official grading draws its questions from.
+
+  autograder secret [FILE]      FILE (default: grading.secret in the kit) holds the secret
+
+A grading given the secret (`autograder bulk`, the Gradescope bundle, nbgrader's autograde with
+the kit) asks each submission numbers drawn from its files under the secret, so the same files
+always get the same questions and no answer a student has seen fits new ones. Keep the file,
+readable by the course staff alone, and never hand it out: with another secret every
+submission gets other questions (the same grade, other numbers in its feedback).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..questions import SecretError, make_secret, read_secret
+from .bulk import DEFAULT_SECRET
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("file", type=Path, nargs="?", default=DEFAULT_SECRET, metavar="FILE",
+                        help=f"where the secret is kept (default: {DEFAULT_SECRET})")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        made = make_secret(args.file)
+        read_secret(args.file)
+    except SecretError as error:
+        print(f"autograder secret: {error}")
+        return 2
+    print(f"{args.file}: {'a new secret, made now' if made else 'the secret is already there; kept'}")
+    return 0
