@@ -1,13 +1,17 @@
 """Fixtures shared by the kit's own tests."""
 
 import importlib.util
+import os
 import tempfile
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
 from autograding import autograde_folder
+from corpus import CORPUS, CorpusError, build
 
 KIT = Path(__file__).resolve().parent.parent
 ENGINES = ("value", "tensor", "dual")
@@ -34,26 +38,82 @@ def stubs() -> SimpleNamespace:
     return SimpleNamespace(**{name: _load("assignments", name) for name in ENGINES})
 
 
-@pytest.fixture(scope="session")
-def sealed_reference(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """solutions/ graded once, its answers sealed: `.path` of the sealed file, `.parts` its
-    results, `.junit` pytest's report of every test (with the scenario each asked for)."""
-    folder = tmp_path_factory.mktemp("reference")
+# The seeds the kit's own tests ask the suites' questions at, beside the public one: whatever a
+# test proves of the suites (fairness, diagnoses, mutation, the numbers a message states) it
+# proves at each. An official grading draws its seed from a secret; these stand for any.
+SEEDS = ("5eed0001", "c0ffee42", "0ddba115")
+EVERY_SEED = ("public", *SEEDS)
+CORES = os.cpu_count() or 2
+
+
+def seal_reference(folder: Path, seed: str = "public") -> SimpleNamespace:
+    """solutions/ graded at `seed`, its answers sealed: `.path` of the sealed file, `.parts` its
+    results, `.junit` pytest's report of every test (with the scenario each asked for), `.seed`."""
     path, junit = folder / "reference.json", folder / "junit.xml"
     parts = autograde_folder(KIT / "solutions", folder / "results.json", "--seal-reference", str(path),
-                             "--junitxml", str(junit))
-    return SimpleNamespace(path=path, parts=parts, junit=junit)
+                             "--junitxml", str(junit), "--grading-seed", seed)
+    return SimpleNamespace(path=path, parts=parts, junit=junit, seed=seed)
 
 
 @pytest.fixture(scope="session")
-def autograde(sealed_reference: SimpleNamespace,
+def sealed_reference(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """The reference sealed at the public seed, as a handout ships it (see seal_reference)."""
+    return seal_reference(tmp_path_factory.mktemp("reference"))
+
+
+@pytest.fixture(scope="session")
+def sealed_at(sealed_reference: SimpleNamespace,
+              tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], SimpleNamespace]:
+    """sealed_at(seed): the reference sealed at `seed`, once per test session."""
+    made = {"public": sealed_reference}
+    lock = threading.Lock()
+
+    def sealed(seed: str) -> SimpleNamespace:
+        with lock:
+            if seed not in made:
+                made[seed] = seal_reference(tmp_path_factory.mktemp(f"reference-{seed}"), seed)
+            return made[seed]
+
+    return sealed
+
+
+@pytest.fixture(scope="session")
+def autograde(sealed_at: Callable[[str], SimpleNamespace],
               tmp_path_factory: pytest.TempPathFactory) -> Callable[..., dict[str, dict]]:
-    """autograde(folder, env=None): results.json's entries by part id, graded against the sealed
-    reference in a subprocess. Safe to call from several threads at once."""
+    """autograde(folder, env=None, seed="public"): results.json's entries by part id, graded at
+    `seed` against the reference sealed at it, in a subprocess. Safe to call from several
+    threads at once."""
     results = tmp_path_factory.mktemp("results")
 
-    def grade(submission: Path, env: dict | None = None) -> dict[str, dict]:
+    def grade(submission: Path, env: dict | None = None, seed: str = "public") -> dict[str, dict]:
         target = Path(tempfile.mkdtemp(dir=results)) / "results.json"
-        return autograde_folder(submission, target, "--reference", str(sealed_reference.path), env=env)
+        return autograde_folder(submission, target, "--reference", str(sealed_at(seed).path),
+                                "--grading-seed", seed, env=env)
 
     return grade
+
+
+@pytest.fixture(scope="session")
+def corpus_grades(autograde, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """Every corpus submission, built and graded at every seed, several at a time (a build
+    error in its place): seed -> submission -> results."""
+    root = tmp_path_factory.mktemp("corpus")
+    built: dict[str, Path | CorpusError] = {}
+    for submission in CORPUS:
+        try:
+            build(submission, KIT / "solutions", root / submission.name)
+            built[submission.name] = root / submission.name
+        except CorpusError as error:
+            built[submission.name] = error
+
+    def grade(job: tuple[str, str]) -> dict | CorpusError:
+        seed, name = job
+        folder = built[name]
+        return folder if isinstance(folder, CorpusError) else autograde(folder, seed=seed)
+
+    jobs = [(seed, s.name) for seed in EVERY_SEED for s in CORPUS]
+    with ThreadPoolExecutor(max_workers=CORES) as pool:
+        results = dict(zip(jobs, pool.map(grade, jobs)))
+    return {seed: {name: results[seed, name] for _, name in jobs if _ == seed} for seed in EVERY_SEED}
+
+

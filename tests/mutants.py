@@ -866,27 +866,33 @@ def _outcomes(junit: Path) -> dict[str, str]:
     return outcomes
 
 
-def grade(folder: Path, sealed: Path, scratch: Path) -> Grade:
-    """Grade `folder` as a TA does, against the sealed reference, in a pytest subprocess."""
+def grade(folder: Path, sealed: Path, scratch: Path, seed: str = "public",
+          modules: tuple[str, ...] = ()) -> Grade:
+    """Grade `folder` as a TA does, at `seed`, against the reference sealed at it; with
+    `modules`, only the tests of those suite modules (test_value_mul, ...)."""
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / "junit.xml"
     start = time.perf_counter()
+    chosen = ("-k", " or ".join(modules)) if modules else ()
     parts = autograde_folder(folder, scratch / "results.json", "--reference", str(sealed),
-                             "--junitxml", str(junit))
+                             "--junitxml", str(junit), "--grading-seed", seed, *chosen)
     return Grade({part: (entry["score"], entry["max_score"]) for part, entry in parts.items()},
                  _outcomes(junit), {part: entry["output"] for part, entry in parts.items()
                                     if entry["score"] < entry["max_score"]},
                  time.perf_counter() - start)
 
 
-def grade_all(folders: dict[str, Path], sealed: Path, scratch: Path, workers: int) -> dict[str, Grade]:
-    """Every folder graded, `workers` at a time (one grading keeps about one core busy)."""
+def grade_all(folders: dict[str, Path], sealed: Path, scratch: Path, workers: int, seed: str = "public",
+              modules: dict[str, tuple[str, ...]] | None = None) -> dict[str, Grade]:
+    """Every folder graded at `seed`, `workers` at a time (one grading keeps about one core
+    busy); `modules` limits a folder's grading to the suite modules it names for it."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(numbered: tuple[int, str]) -> Grade:
         number, name = numbered
         try:
-            return grade(folders[name], sealed, scratch / f"grade-{number}")
+            chosen = (modules or {}).get(name, ())
+            return grade(folders[name], sealed, scratch / f"grade-{number}", seed, chosen)
         except RuntimeError as error:
             raise RuntimeError(f"grading {name} ({folders[name]}) failed: {error}") from error
 
@@ -1001,6 +1007,26 @@ def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,
     grades = grade_all(folders, sealed, scratch, workers)
     return MutationRun(mutants, verdicts, grades, generated - start, probed - generated,
                        time.perf_counter() - probed, parts or [])
+
+
+def suite_modules(kit: Path = KIT) -> dict[str, tuple[str, ...]]:
+    """Part -> the suite modules that hold its tests (test_value_mul, ...)."""
+    from autograder.staff.release import collect
+
+    found: dict[str, set[str]] = {}
+    for test in collect(kit):
+        found.setdefault(test.part, set()).add(test.file.stem)
+    return {part: tuple(sorted(modules)) for part, modules in found.items()}
+
+
+def killed_at(run: MutationRun, sealed: Path, seed: str, scratch: Path, workers: int,
+              kit: Path = KIT) -> dict[str, Grade]:
+    """Every behaviour-changing mutant of `run` graded at `seed` by the suites of its own part
+    only (what killing it takes): mutant id -> grade."""
+    modules = suite_modules(kit)
+    changing = run.changing
+    folders = {m.id: m.write(scratch / f"mutant-{n}") for n, m in enumerate(changing)}
+    return grade_all(folders, sealed, scratch, workers, seed, {m.id: modules[m.part] for m in changing})
 
 
 def corpus_bugs(scratch: Path, kit: Path = KIT) -> dict[str, Path]:

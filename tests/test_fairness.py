@@ -1,9 +1,10 @@
 """The grader is fair: a corpus of submissions made from the reference by small edits.
 
 Every correct variant scores full marks on every part; every single bug loses at least a
-point in exactly the parts it breaks, keeps full marks on the others, and is named. Each
-submission is graded as a TA would grade it: `python -m pytest autograder` in a subprocess,
-against a reference sealed once for the whole run.
+point in exactly the parts it breaks, keeps full marks on the others, and is named; and so at
+every seed, each submission with the same grade at each. Each submission is graded as a TA
+would grade it: `python -m pytest autograder` in a subprocess, against a reference sealed once
+per seed for the whole run.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import EVERY_SEED
 from corpus import BUGS, CORPUS, CORRECT, CorpusError, Submission, build
 
 from autograder.config import load
@@ -40,25 +42,8 @@ def report(parts: dict[str, dict], which: set[str]) -> str:
                        f"tags {parts[part]['tags']}\n{parts[part]['output']}" for part in sorted(which))
 
 
-@pytest.fixture(scope="session")
-def corpus_grades(autograde, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict | CorpusError]:
-    """Every corpus submission, built and graded, several at a time; a build error in its place."""
-    root = tmp_path_factory.mktemp("corpus")
-
-    def grade(submission: Submission) -> dict | CorpusError:
-        folder = root / submission.name
-        try:
-            build(submission, SOLUTIONS, folder)
-        except CorpusError as error:
-            return error
-        return autograde(folder)
-
-    with ThreadPoolExecutor(max_workers=CORES) as pool:
-        return dict(zip([s.name for s in CORPUS], pool.map(grade, CORPUS)))
-
-
-def graded(corpus_grades: dict, submission: Submission) -> dict[str, dict]:
-    outcome = corpus_grades[submission.name]
+def graded(corpus_grades: dict, submission: Submission, seed: str = "public") -> dict[str, dict]:
+    outcome = corpus_grades[seed][submission.name]
     if isinstance(outcome, CorpusError):
         pytest.fail(str(outcome), pytrace=False)
     return outcome
@@ -107,16 +92,18 @@ def test_stubs_score_zero_on_every_part(autograde):
 
 # -- the corpus, graded ----------------------------------------------------------------------------
 
+@pytest.mark.parametrize("seed", EVERY_SEED)
 @pytest.mark.parametrize("submission", entries(CORRECT))
-def test_correct_variant_scores_full_marks(submission: Submission, corpus_grades):
-    parts = graded(corpus_grades, submission)
+def test_correct_variant_scores_full_marks(submission: Submission, seed: str, corpus_grades):
+    parts = graded(corpus_grades, submission, seed)
     lost = lost_points(parts)
     assert not lost, f"{submission.name} is correct but lost points:\n{report(parts, set(lost))}"
 
 
+@pytest.mark.parametrize("seed", EVERY_SEED)
 @pytest.mark.parametrize("submission", entries(BUGS))
-def test_bug_loses_exactly_its_parts_and_is_named(submission: Submission, corpus_grades):
-    parts = graded(corpus_grades, submission)
+def test_bug_loses_exactly_its_parts_and_is_named(submission: Submission, seed: str, corpus_grades):
+    parts = graded(corpus_grades, submission, seed)
     lost = lost_points(parts)
     assert set(lost) == submission.loses, (
         f"{submission.name} should lose {sorted(submission.loses)}, lost {sorted(lost)}:\n"
@@ -130,16 +117,29 @@ def test_bug_loses_exactly_its_parts_and_is_named(submission: Submission, corpus
         f"{report(parts, set(lost))}")
 
 
-def test_diagnoses_name_the_true_cause_and_only_it(corpus_grades, capsys):
+@pytest.mark.parametrize("submission", entries(CORPUS))
+def test_the_grade_is_the_same_at_every_seed(submission: Submission, corpus_grades):
+    """No seed changes what a submission scores, correct or not, part by part, nor what it is
+    named for: a student who resubmits the same engine with a new comment rolls for nothing."""
+    grades = {seed: {part: (entry["score"], entry["tags"]) for part, entry in
+                     graded(corpus_grades, submission, seed).items()} for seed in EVERY_SEED}
+    public = grades["public"]
+    differ = {seed: {part: (public[part], got) for part, got in grade.items() if got != public[part]}
+              for seed, grade in grades.items() if grade != public}
+    assert not differ, f"{submission.name}: public -> {differ}"
+
+
+@pytest.mark.parametrize("seed", EVERY_SEED)
+def test_diagnoses_name_the_true_cause_and_only_it(seed: str, corpus_grades, capsys):
     """Over the corpus: what each bug's grade names, against what the bug is."""
-    named = {s.name: {tag for entry in graded(corpus_grades, s).values() for tag in entry["tags"][1:]}
+    named = {s.name: {tag for entry in graded(corpus_grades, s, seed).values() for tag in entry["tags"][1:]}
              for s in CORPUS}
     true = sum(len(named[s.name] & s.names) for s in CORPUS)
     false = {s.name: sorted(named[s.name] - s.names) for s in CORPUS if named[s.name] - s.names}
     precision = true / max(1, true + sum(map(len, false.values())))
     recall = true / sum(len(s.names) for s in BUGS)
     with capsys.disabled():
-        print(f"\ndiagnoses over the corpus: precision {precision:.0%}, recall {recall:.0%} "
+        print(f"\ndiagnoses over the corpus at seed {seed}: precision {precision:.0%}, recall {recall:.0%} "
               f"({true} of {sum(len(s.names) for s in BUGS)} named, {sum(map(len, false.values()))} wrong)")
     assert not false, f"named wrongly: {false}"
     assert precision == 1.0 and recall >= 0.95

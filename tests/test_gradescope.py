@@ -148,7 +148,7 @@ def by_part(results: dict) -> dict[str, dict]:
     return {test["tags"][0]: test for test in results["tests"]}
 
 
-def test_the_bundle_has_gradescope_files_on_top_and_no_solutions(bundle):
+def test_the_bundle_has_gradescope_files_on_top_and_the_reference_only_in_solutions(bundle):
     with zipfile.ZipFile(bundle) as archive:
         names = archive.namelist()
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
@@ -159,19 +159,33 @@ def test_the_bundle_has_gradescope_files_on_top_and_no_solutions(bundle):
     staff = [name for name in names if "/staff/" in name]
     assert staff == ["autograder/staff/escape.py", "autograder/staff/intake.py"]
     assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
-    assert not [name for name in names if name.startswith(("solutions/", "assignments/", "tests/"))]
+    assert not [name for name in names if name.startswith(("assignments/", "tests/"))]
     secrets = (("Value.__mul__", "value"), ("Value.backward", "value"), ("unbroadcast", "tensor"))
     for function, engine in secrets:
         for name, text in texts.items():
-            assert not [line for line in solution_lines(function, engine) if line in text], name
+            if name != f"solutions/{engine}.py":
+                assert not [line for line in solution_lines(function, engine) if line in text], name
     pinned = {line.partition("==")[0] for line in texts["requirements.txt"].splitlines() if "==" in line}
     assert {"numpy", "pytest"} <= pinned
 
 
-def test_the_bundle_seals_every_answer(bundle, sealed_reference):
-    with zipfile.ZipFile(bundle) as archive:
-        sealed = json.loads(archive.read("autograder/reference.json"))
-    assert set(sealed) == set(json.loads(sealed_reference.path.read_text(encoding="utf-8")))
+def test_the_bundle_holds_the_reference_and_a_secret_of_its_own_and_no_answers(bundle, tmp_path):
+    """Every grading asks its own questions: the reference answers them, and sealed answers to the
+    public ones would only be a table to copy. Two bundles have two secrets."""
+    other = tmp_path / "other.zip"
+    done = subprocess.run(CLI + ["release", "gradescope", "-o", str(other)], cwd=KIT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(bundle) as archive, zipfile.ZipFile(other) as second:
+        names = set(archive.namelist())
+        assert "autograder/reference.json" not in names
+        for path in sorted((KIT / "solutions").glob("*.py")):
+            assert archive.read(f"solutions/{path.name}") == path.read_bytes()
+            assert archive.getinfo(f"solutions/{path.name}").external_attr >> 16 & 0o077 == 0
+        secret = archive.read("grading.secret")
+        assert len(secret.strip()) >= 32
+        assert archive.getinfo("grading.secret").external_attr >> 16 & 0o077 == 0
+        assert secret != second.read("grading.secret")
 
 
 def test_a_submission_gets_one_entry_per_part(layout, image_env, autograde, tmp_path):
@@ -222,27 +236,40 @@ def test_the_kit_and_the_results_are_closed_to_other_accounts(layout, image_env)
 
 
 PEEK = '''
-import os
-
 try:
-    with open({path!r}) as sealed:
-        sealed.read(1)
+    with open({path!r}) as peeked:
+        peeked.read(1)
 except OSError:
     pass
-else:  # the sealed answers were readable: give the theft away by breaking __mul__
+else:  # the file was readable: give the theft away by breaking __mul__
     Value.__mul__ = lambda self, other: None
 '''
 
 
-@pytest.mark.skipif(sandbox.level() == "limits",
-                    reason="not root here, so student code runs as this account and can read its files")
-def test_student_code_cannot_read_the_sealed_answers(layout, image_env):
+@pytest.mark.skipif(sandbox.level() != "isolated",
+                    reason="the root levels are simulated from root with CAP_SYS_ADMIN (test_isolation.py)")
+@pytest.mark.parametrize("level", ["isolated", "container"])
+def test_student_code_cannot_read_the_reference_or_the_secret(layout, image_env, level, tmp_path):
+    """As Gradescope runs it (root; `container`: without CAP_SYS_ADMIN, as in its image), code
+    in a submission reads nothing of the bundle's reference, secret, suites or settings."""
+    from test_isolation import prefix
+
     submit(layout, KIT / "solutions")
     value = layout / "submission" / "value.py"
-    sealed = layout / "source" / "autograder" / "reference.json"
-    value.write_text(value.read_text(encoding="utf-8") + PEEK.format(path=str(sealed)), encoding="utf-8")
-    results, _ = run_autograder(layout, image_env)
-    assert by_part(results)["value.mul"]["score"] == GRADING.parts["value.mul"].points
+    source = layout / "source"
+    peeks = [source / "grading.secret", source / "solutions" / "value.py", source / "grading.toml",
+             source / "autograder" / "suites" / "test_value_mul.py"]
+    assert all(path.is_file() for path in peeks)
+    value.write_text(value.read_text(encoding="utf-8") + "".join(PEEK.format(path=str(p)) for p in peeks),
+                     encoding="utf-8")
+    wrap, extra = prefix(level, tmp_path / "container")
+    done = subprocess.run([*wrap, "bash", str(layout / "run_autograder")], cwd=layout, capture_output=True,
+                          text=True, env={**os.environ, **image_env, **extra, "AUTOGRADER_ROOT": str(layout)},
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((layout / "results" / "results.json").read_text(encoding="utf-8"))
+    assert by_part(results)["value.mul"]["score"] == GRADING.parts["value.mul"].points, \
+        by_part(results)["value.mul"]["output"]
 
 
 def test_setup_sh_is_valid_bash(bundle, tmp_path):

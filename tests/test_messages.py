@@ -121,7 +121,8 @@ def test_every_given_operation_a_scenario_uses_is_in_its_snippet(reference):
         return call
 
     calls = {"given_operations": {"a": 1.5, "b": 0.7}, "products": {"seed": 1, "count": 3},
-             "three_calls": {"a": 2.0, "b": 3.0, "c": 4.0}, "loop_correct": {"w0": 0.0, "target": 4.0, "lr": 0.1},
+             "three_calls": {"a": 2.0, "b": 3.0, "c": 4.0},
+             "loop_correct": {"w0": 0.0, "target": 4.0, "lr": 0.1},
              "relu_in_expression": {"a": 1.5, "c": -0.5},
              "mixed_graph": {"seed": 5, "count": 2}, "quotients_of_computed_values": {"seed": 16, "count": 2},
              "tanh_at_root": {"seed": 12, "count": 2}, "zero_grad_reach": {"a": 0.3, "b": -0.8},

@@ -6,7 +6,8 @@ fail inside the worker, as a hostile submission can make it fail
 (its file replaces the scenario with one that raises, or with one that answers hollow
 data of the right shape). No part may score more than without the break; the parts whose
 scenarios were not broken score exactly the same; and the reference loses points wherever
-one of its scenarios was broken.
+one of its scenarios was broken. The breaks are graded at every seed in turn, each against
+the same submission unbroken at the same seed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import EVERY_SEED
 from corpus import CORPUS, build
 
 from autograder.staff.release import collect
@@ -97,7 +99,8 @@ def scores(parts: dict[str, dict]) -> dict[str, float]:
     return {part: entry["score"] for part, entry in parts.items()}
 
 
-def test_failing_a_scenario_never_raises_a_score(autograde, scenarios_by_part, tmp_path):
+def test_failing_a_scenario_never_raises_a_score(autograde, scenarios_by_part, corpus_grades, sealed_at,
+                                                 tmp_path):
     plan = rounds(scenarios_by_part)
     assert sum(map(len, plan)) >= 40, "too few scenario functions found to test anything"
     submissions = {"reference": KIT / "solutions"}
@@ -111,21 +114,23 @@ def test_failing_a_scenario_never_raises_a_score(autograde, scenarios_by_part, t
         kinds = ("raise", "hollow")
         jobs += [(name, (number + step * len(plan) // 2) % len(plan), kinds[(number + step) % 2])
                  for step in (0, 1)]
+    seed_of = {job: EVERY_SEED[number % len(EVERY_SEED)] for number, job in enumerate(jobs)}
+
+    def unbroken(name: str, seed: str) -> dict[str, float]:
+        return scores(sealed_at(seed).parts if name == "reference" else corpus_grades[seed][name])
 
     def grade(job: tuple[str, int, str]) -> dict[str, float]:
         name, index, kind = job
         folder = tmp_path / "broken" / f"{name}-{index}-{kind}"
-        return scores(autograde(broken_copy(submissions[name], folder, plan[index], kind)))
+        return scores(autograde(broken_copy(submissions[name], folder, plan[index], kind), seed=seed_of[job]))
 
     with ThreadPoolExecutor(max_workers=CORES) as pool:
-        unbroken = dict(zip(submissions, pool.map(lambda name: scores(autograde(submissions[name])),
-                                                  submissions)))
         broken = dict(zip(jobs, pool.map(grade, jobs)))
     problems = []
     for (name, index, kind), got in broken.items():
         touched = {part for part, names in scenarios_by_part.items() if set(names) & set(plan[index])}
         for part, points in got.items():
-            before = unbroken[name][part]
+            before = unbroken(name, seed_of[name, index, kind])[part]
             if points > before or (part not in touched and points != before):
                 problems.append(f"{name}, {kind} {plan[index]}: {part} went from {before} to {points}")
             if name == "reference" and part in touched and points >= before > 0:

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import SEEDS
 from corpus import BUGS, CORRECT, Submission, build
 from mutants import (
     ENGINES,
@@ -28,6 +29,7 @@ from mutants import (
     corpus_bugs,
     generate,
     grade_all,
+    killed_at,
     may_also_cost,
     mutation_run,
     stubs,
@@ -154,6 +156,20 @@ def test_every_behaviour_changing_mutant_loses_points_in_its_own_part(run: Mutat
     survivors = run.survivors
     assert not survivors, f"{len(survivors)} mutants kept full marks on their own part:\n\n" + "\n\n".join(
         f"{m.id} (part {m.part}; the probe saw: {run.verdicts[m.id].evidence})\n{m.diff}" for m in survivors)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_behaviour_changing_mutant_is_killed_at_every_seed(
+        run: MutationRun, seed: str, sealed_at, tmp_path: Path, capsys: pytest.CaptureFixture):
+    """At another seed, every mutant still loses points in its own part: its part's suites alone
+    grade it (what killing it takes)."""
+    grades = killed_at(run, sealed_at(seed).path, seed, tmp_path, CORES)
+    survivors = [m for m in run.changing if m.part not in grades[m.id].lost]
+    with capsys.disabled():
+        print(f"\nmutation score at seed {seed}: {len(run.changing) - len(survivors)} of {len(run.changing)} "
+              "behaviour-changing mutants killed in their own part")
+    shown = "\n\n".join(f"{m.id} (part {m.part})\n{m.diff}" for m in survivors)
+    assert not survivors, f"{len(survivors)} mutants kept full marks on their own part:\n\n{shown}"
 
 
 def test_no_mutant_costs_a_part_other_than_its_own(run: MutationRun):

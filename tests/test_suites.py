@@ -1,11 +1,12 @@
-"""The suites, checked rather than trusted.
+"""The suites, checked rather than trusted, at the public seed and at every seed of SEEDS.
 
 The reference answers every scenario the suites ask for; every number a test's docstring or
-a snippet's comment states is one the reference gives (or an input the test chose); every
-snippet, filled in as a message fills it, runs in a fresh interpreter in the handout's layout
-and prints the numbers of the case it shows; every number a misconception's explanation
-states is computed here. The calls come from pytest's own report (--junitxml) of grading the
-reference, where the `grade` fixture records each scenario a test asked for.
+a snippet's comment states is one the reference gives (or an input the test chose, or a number
+its code writes down); every snippet, filled in as a message fills it, runs in a fresh
+interpreter in the handout's layout and prints the numbers of the case it shows; every number a
+misconception's explanation states is computed here. The calls come from pytest's own report
+(--junitxml) of grading the reference, where the `grade` fixture records each scenario a test
+asked for.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from autograding import autograde_folder
+from conftest import SEEDS
 from test_release import only_packages
 
 from autograder import judge, scenarios
@@ -52,18 +54,25 @@ class Call:
     observations: object
 
 
+@pytest.fixture(scope="module", params=["public", *SEEDS])
+def sealed(request, sealed_at):
+    """The reference sealed at each seed in turn."""
+    return sealed_at(request.param)
+
+
 @pytest.fixture(scope="module")
-def calls(sealed_reference) -> list[Call]:
-    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))["answers"]
+def calls(sealed) -> list[Call]:
+    answers = json.loads(sealed.path.read_text(encoding="utf-8"))["answers"]
     found = []
-    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
+    for case in ElementTree.parse(sealed.junit).iter("testcase"):
         function_name = case.get("name").split("[")[0]
         function = getattr(importlib.import_module(case.get("classname")), function_name)
         for prop in case.iter("property"):
             if prop.get("name") == "scenario":
                 scenario_id, kwargs = json.loads(prop.get("value"))
                 answer = answers[scenario_key(scenario_id, kwargs)]
-                found.append(Call(f"{case.get('classname')}:{function_name}", function.__doc__ or "",
+                found.append(Call(f"{case.get('classname')}:{function_name}",
+                                  judge.fill((function.__doc__ or "").strip(), kwargs),
                                   scenario_id, kwargs, answer["observations"]))
     assert len({c.test for c in found}) > 40, "the junit report names too few tests to check anything"
     return found
@@ -71,15 +80,15 @@ def calls(sealed_reference) -> list[Call]:
 
 # -- the reference answers everything ----------------------------------------------------------------
 
-def test_every_test_asks_for_a_scenario(calls, sealed_reference):
+def test_every_test_asks_for_a_scenario(calls, sealed):
     tested = {c.test for c in calls}
     reported = {f"{case.get('classname')}:{case.get('name').split('[')[0]}"
-                for case in ElementTree.parse(sealed_reference.junit).iter("testcase")}
+                for case in ElementTree.parse(sealed.junit).iter("testcase")}
     assert reported == tested
 
 
-def test_the_reference_answers_every_scenario_it_is_asked(sealed_reference):
-    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))["answers"]
+def test_the_reference_answers_every_scenario_it_is_asked(sealed):
+    answers = json.loads(sealed.path.read_text(encoding="utf-8"))["answers"]
     def cases(answer: dict) -> list:
         return answer["observations"] if isinstance(answer["observations"], list) else []
 
@@ -140,10 +149,8 @@ def numbers_in(tree: object) -> list[float]:
     return found
 
 
-def literals_of(scenario_id: str) -> list[float]:
-    """The numbers written in a scenario's own code and its module's constants."""
-    module_name, _, name = scenario_id.partition(":")
-    tree = ast.parse(scenarios.sources()[module_name])
+def literals_in(tree: ast.AST, name: str) -> list[float]:
+    """The numbers written in function `name` of a module and in its module's constants."""
     function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
     constants = [n.value for n in tree.body if isinstance(n, ast.Assign)
                  and all(isinstance(t, ast.Name) and t.id.isupper() for t in n.targets)]
@@ -153,6 +160,18 @@ def literals_of(scenario_id: str) -> list[float]:
             if isinstance(node, ast.Constant) and type(node.value) in (int, float):
                 found += [float(node.value), -float(node.value)]
     return found
+
+
+def literals_of_test(test: str) -> list[float]:
+    """The numbers a test's own code writes down (the ranges its questions are drawn from)."""
+    module_name, _, name = test.partition(":")
+    return literals_in(ast.parse(Path(importlib.import_module(module_name).__file__).read_text()), name)
+
+
+def literals_of(scenario_id: str) -> list[float]:
+    """The numbers written in a scenario's own code and its module's constants."""
+    module_name, _, name = scenario_id.partition(":")
+    return literals_in(ast.parse(scenarios.sources()[module_name]), name)
 
 
 EXPONENT = re.compile(r"(\*\*|\^)\s*-?\d+(\.\d+)?")
@@ -176,7 +195,7 @@ def test_every_number_a_test_states_is_the_references_or_its_input(calls):
     docstrings = {}
     for call in calls:
         allowed[call.test] += numbers_in(call.kwargs) + numbers_in(call.observations)
-        allowed[call.test] += literals_of(call.scenario)
+        allowed[call.test] += literals_of(call.scenario) + literals_of_test(call.test)
         docstrings[call.test] = call.docstring
     wrong = {test: [n for n in stated(text) if not matches(n, allowed[test])]
              for test, text in docstrings.items()}
