@@ -122,7 +122,7 @@ def handle(request, engines):
         return None
     module_name, function_name = request["scenario"].split(":")
     function = getattr(sys.modules[f"scenarios.{module_name}"], function_name)
-    engine = engines[function.__code__.co_varnames[0]]
+    engine = engines[function.engine]  # its @scenario declaration
     return plain(function(engine, **request.get("kwargs", {})))
 
 

@@ -4,8 +4,10 @@ A student's submitted notebook can carry any cell metadata: a second grading cel
 (before or after the kit's, with more points or a score already in its output), an answer
 cell marked as a grading cell, a grading cell turned into an answer, another notebook's or a
 made-up grade id, a grading cell whose source or points were changed, and metadata of the
-notebook itself. Each student here submits the honest base (value.mul with `=` for `+=`, so
-that part has partial credit to inflate; tensor and dual untouched) with one forgery. The
+notebook itself; and a notebook that answers every scenario from the handout's sealed
+answers (the official grading asks other questions). Each student here submits the honest
+base (value.mul with `=` for `+=`, so that part has partial credit to inflate; tensor and
+dual untouched) with one forgery. The
 TA's one command grades them all; the kit's grades.csv and nbgrader's gradebook must both
 show exactly the honest base's scores, or, where nbgrader itself refuses a notebook, no
 more than them and a line saying which submission it refused.
@@ -15,10 +17,13 @@ from __future__ import annotations
 
 import copy
 import csv
+import json
 import subprocess
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from test_hostile_replay import replaying
 from test_nbgrader import (
     ASSIGNMENT,
     BUG,
@@ -118,10 +123,22 @@ FORGERIES = {f.__name__.replace("_", "-"): f for f in (
     prefilled_output, notebook_metadata)}
 
 
+def replaying_the_handout(sealed: Path):
+    """The class cell carries every answer of the handout's sealed file, and code that answers
+    each scenario from them instead of from the engine (test_hostile_replay.py)."""
+    answers = json.loads(sealed.read_text(encoding="utf-8"))["answers"]
+    code = replaying({key: answer["observations"] for key, answer in answers.items()})
+
+    def forge(nb):
+        cell = next(c for c in nb.cells if c.cell_type == "code" and "class Value" in c.source)
+        cell.source += "\n" + code
+    return forge
+
+
 @pytest.fixture(scope="module")
-def course(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def course(tmp_path_factory: pytest.TempPathFactory, sealed_reference) -> dict:
     root = tmp_path_factory.mktemp("hostile-course")
-    students = {"honest": None, **FORGERIES}
+    students = {"honest": None, **FORGERIES, "replay": replaying_the_handout(sealed_reference.path)}
     source, release = new_course(root, students)
 
     def make(forge):
@@ -154,7 +171,7 @@ def test_the_honest_base_has_partial_credit_to_steal(course):
     assert "[red]" not in course["log"]  # the console prints no markup, so none is written
 
 
-@pytest.mark.parametrize("student", sorted(FORGERIES))
+@pytest.mark.parametrize("student", [*sorted(FORGERIES), "replay"])
 def test_forged_nbgrader_metadata_earns_nothing(course, student):
     honest = course["kit"]["honest"]
     assert course["kit"][student] == honest, "the kit's grades.csv"

@@ -353,3 +353,56 @@ def test_the_snippet_rule_reads_numbers_as_written():
     assert matches("0.001", [0.001024]) and not matches("0.01", [0.001024])
     assert missing([1.0, 2.0], [0.0, 1.0, 5.0, 2.0]) is None and missing([2.0, 1.0], [1.0, 2.0]) == 1.0
     assert stated("a * b**-1 and x^4 and 2 ** 3") == ["2"]
+
+
+# -- what a scenario declares ----------------------------------------------------------------------------
+
+def test_every_scenario_runs_the_reverse_pass_it_declares(sealed_reference, reference):
+    """A scenario declared `reverse="kit"` never calls backward() (a bug there costs it nothing);
+    one declared "backward" always does; one declared "none" has no graph to run back."""
+    calls = {}
+    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
+        for prop in case.iter("property"):
+            if prop.get("name") == "scenario":
+                scenario_id, kwargs = json.loads(prop.get("value"))
+                calls.setdefault(scenario_id, kwargs)
+    declared = {s.id: s for s in scenarios.every_scenario()}
+    assert set(calls) <= set(declared), "the suites ask for a scenario nothing declares"
+    backwards = []
+    engines = {"value": reference.value.Value, "tensor": reference.tensor.Tensor}
+    originals = {engine: cls.backward for engine, cls in engines.items()}
+
+    def counting(original):
+        def backward(self, *args, **kwargs):
+            backwards.append(1)
+            return original(self, *args, **kwargs)
+        return backward
+
+    tape = importlib.import_module("autograder.scenarios.value").Tape
+    taped = []
+    reverse = tape.reverse
+
+    def counted_tape(self, *args, **kwargs):
+        taped.append(1)
+        return reverse(self, *args, **kwargs)
+
+    wrong = []
+    try:
+        for engine, cls in engines.items():
+            cls.backward = counting(originals[engine])
+        tape.reverse = counted_tape
+        for scenario_id, kwargs in calls.items():
+            module_name, _, name = scenario_id.partition(":")
+            backwards.clear()
+            taped.clear()
+            function = getattr(importlib.import_module(f"autograder.scenarios.{module_name}"), name)
+            assert function.engine == declared[scenario_id].engine
+            function(getattr(reference, function.engine), **kwargs)
+            ran = "backward" if backwards else "kit" if taped else "none"
+            if declared[scenario_id].reverse != ran:
+                wrong.append(f"{scenario_id}: declared {declared[scenario_id].reverse}, ran {ran}")
+    finally:
+        for engine, cls in engines.items():
+            cls.backward = originals[engine]
+        tape.reverse = reverse
+    assert not wrong

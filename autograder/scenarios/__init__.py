@@ -1,15 +1,16 @@
 """Scenarios: small deterministic programs over the public API of one implementation.
 
 Each module here runs inside a worker process, so it imports only the standard library,
-numpy and its sibling modules (relatively). A scenario's first parameter is named after the
-submission file it uses (`value`, `tensor` or `dual`) and receives that module; the other
-parameters are plain data, and it returns plain data: numbers, lists, dicts, strings, arrays.
-Its docstring is a snippet a student can paste to reproduce it, with `{name}` placeholders
-filled from its arguments (and from the `inputs` of the case that failed, if it has cases).
+numpy and its sibling modules (relatively). A scenario is a function declared with
+`@scenario(engine, reverse=...)` (common.py): its first argument is that submission file's
+module (`value`, `tensor` or `dual`), its other parameters are plain data, and it returns plain
+data: numbers, lists, dicts, strings, arrays. Its docstring is a snippet a student can paste
+to reproduce it, with `{name}` placeholders filled from its arguments (and from the `inputs`
+of the case that failed, if it has cases).
 
-The trusted side never imports these modules (nor numpy with them): what it needs to know
-of a scenario (the file it uses, its snippet, the given operations it uses, whether the kit
-runs its reverse pass) is read from the modules' source.
+The trusted side never imports these modules (nor numpy with them): what it knows of a
+scenario (its declaration, its snippet, the given operations the snippet uses) is read from
+the modules' source.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).parent
-# The class of scenarios/value.py that runs a reverse pass the way a correct backward() does.
-KIT_REVERSE = "Tape"
 
 
 @dataclass(frozen=True)
@@ -30,10 +29,15 @@ class Scenario:
     """What the trusted side knows of one scenario without running it."""
 
     id: str
-    engine: str  # the submission file it needs: the name of its first parameter
+    engine: str  # the submission file it needs, as declared
+    reverse: str  # who runs its reverse pass, as declared: "kit", "backward" or "none"
     snippet: str  # its docstring
     given: frozenset[str]  # the given operations its snippet uses (value scenarios only)
-    kit_reverse: bool  # its reverse pass is the kit's own, not the submission's backward()
+
+    @property
+    def kit_reverse(self) -> bool:
+        """Its reverse pass is the kit's own, not the submission's backward()."""
+        return self.reverse == "kit"
 
 
 @cache
@@ -60,13 +64,14 @@ def _module(name: str) -> dict[str, ast.FunctionDef]:
     return {node.name: node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
 
 
-def _calls_reverse(functions: dict[str, ast.FunctionDef], name: str, seen: frozenset = frozenset()) -> bool:
-    """Does `name` (or a function of the same module it refers to) call the kit's reverse pass?"""
-    names = {node.id for node in ast.walk(functions[name]) if isinstance(node, ast.Name)}
-    if KIT_REVERSE in names:
-        return True
-    return any(_calls_reverse(functions, other, seen | {name})
-               for other in names & functions.keys() - seen - {name})
+def declaration(function: ast.FunctionDef) -> dict | None:
+    """The arguments of a function's `@scenario(...)` decorator, or None when it has none."""
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "scenario":
+            arguments = dict(zip(("engine", "reverse"), (ast.literal_eval(a) for a in decorator.args)))
+            arguments.update({k.arg: ast.literal_eval(k.value) for k in decorator.keywords})
+            return {"reverse": "none", **arguments}
+    return None
 
 
 @cache
@@ -74,13 +79,19 @@ def scenario(scenario_id: str) -> Scenario:
     """The scenario behind an id such as `value:products`."""
     module_name, _, function_name = scenario_id.partition(":")
     functions = _module(module_name)
-    if function_name not in functions:
-        raise LookupError(f"scenarios/{module_name}.py has no scenario {function_name!r}")
-    function = functions[function_name]
-    snippet = ast.get_docstring(function, clean=False) or ""
-    return Scenario(id=scenario_id, engine=function.args.args[0].arg, snippet=snippet,
-                    given=given_operations_in(snippet) if module_name == "value" else frozenset(),
-                    kit_reverse=_calls_reverse(functions, function_name))
+    declared = declaration(functions[function_name]) if function_name in functions else None
+    if declared is None:
+        raise LookupError(f"scenarios/{module_name}.py has no scenario {function_name!r} (a function "
+                          "declared with @scenario)")
+    snippet = ast.get_docstring(functions[function_name], clean=False) or ""
+    return Scenario(id=scenario_id, engine=declared["engine"], reverse=declared["reverse"], snippet=snippet,
+                    given=given_operations_in(snippet) if declared["engine"] == "value" else frozenset())
+
+
+def every_scenario() -> list[Scenario]:
+    """Every scenario of every module."""
+    return [scenario(f"{module}:{name}") for module in sources() for name, function in _module(module).items()
+            if declaration(function) is not None]
 
 
 # How a snippet's code uses each given operation of value.py (the keys of scenarios/value.py's GIVEN).

@@ -14,6 +14,22 @@ import random
 import traceback
 from collections.abc import Callable
 
+REVERSES = ("none", "kit", "backward")
+
+
+def scenario(engine: str, reverse: str = "none") -> Callable[[Callable], Callable]:
+    """Declare a function a scenario: the engine file it takes as its first argument (`value`,
+    `tensor` or `dual`), and who runs its reverse pass: "kit" (the kit's Tape, so that a bug in
+    backward() costs nothing here), "backward" (the engine's own backward()), or "none". The
+    trusted side reads the declaration from the source; the worker from the function."""
+    if reverse not in REVERSES:
+        raise ValueError(f"reverse={reverse!r}: one of {REVERSES}")
+
+    def declare(function: Callable) -> Callable:
+        function.engine, function.reverse = engine, reverse
+        return function
+    return declare
+
 
 def central_difference(f: Callable[[float], float], x: float) -> float:
     """(f(x + h) - f(x - h)) / 2h, with h near the cube root of float64's epsilon, scaled to x."""

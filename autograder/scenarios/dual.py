@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 
-from .common import uniform
+from .common import scenario, uniform
 
 X = ["x"]
 LESSON = ["add", ["mul", ["sin", X], ["exp", X]], ["mul", X, X]]
@@ -93,6 +93,7 @@ def _observed(d: object) -> dict:
 
 # -- scenarios -----------------------------------------------------------------------------------
 
+@scenario("dual")
 def lesson(dual, x: float) -> dict:
     """
     from dual import Dual
@@ -103,6 +104,7 @@ def lesson(dual, x: float) -> dict:
     return _observed(evaluate(LESSON, dual.Dual(x, 1.0)))
 
 
+@scenario("dual")
 def lesson_plus_constant(dual, x: float, c: float) -> dict:
     """
     from dual import Dual
@@ -113,6 +115,7 @@ def lesson_plus_constant(dual, x: float, c: float) -> dict:
     return _observed(evaluate(["add", LESSON, ["const", c]], dual.Dual(x, 1.0)))
 
 
+@scenario("dual")
 def constant(dual, c: float) -> dict:
     """
     from dual import Dual
@@ -122,6 +125,7 @@ def constant(dual, c: float) -> dict:
     return _observed(dual.Dual(c))
 
 
+@scenario("dual")
 def with_numbers(dual, x: float, der: float, k: float) -> dict:
     """
     from dual import Dual
@@ -133,6 +137,7 @@ def with_numbers(dual, x: float, der: float, k: float) -> dict:
     return {"sums": [_observed(d + k), _observed(k + d)], "products": [_observed(d * k), _observed(k * d)]}
 
 
+@scenario("dual")
 def products(dual, seed: int, count: int) -> list[dict]:
     """
     from dual import Dual
@@ -147,6 +152,7 @@ def products(dual, seed: int, count: int) -> list[dict]:
     return cases
 
 
+@scenario("dual")
 def sin_and_exp(dual, seed: int, count: int, der: float) -> list[dict]:
     """
     from dual import Dual
@@ -163,6 +169,7 @@ def sin_and_exp(dual, seed: int, count: int, der: float) -> list[dict]:
     return cases
 
 
+@scenario("dual")
 def random_functions(dual, seed: int, count: int, der: float) -> list[dict]:
     """
     from dual import Dual

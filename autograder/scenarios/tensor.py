@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 
-from .common import gradient_fd
+from .common import gradient_fd, scenario
 
 ROWS, COLUMNS = 4, 5
 
@@ -28,6 +28,7 @@ def _array(x: object) -> np.ndarray:
 
 # -- unbroadcast called directly -----------------------------------------------------------------
 
+@scenario("tensor")
 def unbroadcast_cases(tensor, seed: int, pairs: list[list[list[int]]]) -> list[dict]:
     """
     import random
@@ -51,6 +52,7 @@ def unbroadcast_cases(tensor, seed: int, pairs: list[list[list[int]]]) -> list[d
     return cases
 
 
+@scenario("tensor")
 def every_operand_shape(tensor, seed: int, out_shape: list[int]) -> list[dict]:
     """
     import random
@@ -84,6 +86,7 @@ def _operand_loss(tensor, x: np.ndarray, y: np.ndarray, w: np.ndarray):
     return X, Y, ((X + Y) * W + (Y - X) * X).sum()
 
 
+@scenario("tensor", reverse="backward")
 def broadcast_operand(tensor, seed: int, shape: list[int]) -> dict:
     """
     import random
@@ -125,6 +128,7 @@ def _all_operands_loss(tensor, arrays: dict[str, np.ndarray]) -> tuple[dict, obj
     return t, ((X * c + b) * r - s * X + (c - s)).mean()
 
 
+@scenario("tensor", reverse="backward")
 def all_operands(tensor, seed: int) -> dict:
     """
     import random

@@ -14,6 +14,8 @@ from types import ModuleType
 
 import numpy as np
 
+from .common import scenario
+
 
 class Neuron:
     """One unit of a scalar-engine MLP: a weighted sum plus a bias, optionally through ReLU."""
@@ -68,6 +70,7 @@ def _logistic_step(value: ModuleType, model: MLP, params: list, X: list, targets
     return float(loss.data)
 
 
+@scenario("value", reverse="backward")
 def train_moons(
     value: ModuleType,
     X: list[list[float]],
@@ -109,6 +112,7 @@ def train_moons(
     return {"losses": losses, "accuracy": correct / len(X), "parameters": len(params)}
 
 
+@scenario("tensor", reverse="backward")
 def train_digits(
     tensor: ModuleType,
     X_train: list[list[float]],

@@ -21,7 +21,7 @@ graph the gradients first differ (autograder/graphs.py).
 
 from __future__ import annotations
 
-from .common import case, drawing, gradient_fd, uniform
+from .common import case, drawing, gradient_fd, scenario, uniform
 from .drawing import Recorder
 
 UPSTREAM = 3.0
@@ -185,6 +185,7 @@ GIVEN = {
 }
 
 
+@scenario("value", reverse="kit")
 def given_operations(value, a: float, b: float) -> dict:
     """
     from value import Value
@@ -232,6 +233,7 @@ def given_operations(value, a: float, b: float) -> dict:
 
 # -- value.mul ---------------------------------------------------------------------------------
 
+@scenario("value", reverse="kit")
 def products(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -244,6 +246,7 @@ def products(value, seed: int, count: int) -> list[dict]:
     return _binary_cases(value, _product, seed, count, -3.0, 3.0, named="c")
 
 
+@scenario("value", reverse="kit")
 def products_at_root(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -255,6 +258,7 @@ def products_at_root(value, seed: int, count: int) -> list[dict]:
     return _binary_cases(value, _product, seed, count, -3.0, 3.0, upstream=False, named="c")
 
 
+@scenario("value", reverse="kit")
 def products_of_computed_values(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -267,6 +271,7 @@ def products_of_computed_values(value, seed: int, count: int) -> list[dict]:
     return _binary_cases(value, _product, seed, count, -3.0, 3.0, computed=True, named="c")
 
 
+@scenario("value", reverse="kit")
 def times_number(value, x: float, k: float) -> dict:
     """
     from value import Value
@@ -282,6 +287,7 @@ def times_number(value, x: float, k: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def number_times(value, x: float, k: float) -> dict:
     """
     from value import Value
@@ -297,6 +303,7 @@ def number_times(value, x: float, k: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def square(value, x: float) -> dict:
     """
     from value import Value
@@ -312,6 +319,7 @@ def square(value, x: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def with_numbers(value, x: float, k: float) -> dict:
     """
     from value import Value
@@ -327,6 +335,7 @@ def with_numbers(value, x: float, k: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def lesson_product(value, a: float, b: float) -> dict:
     """
     from value import Value
@@ -344,6 +353,7 @@ def lesson_product(value, a: float, b: float) -> dict:
 
 # -- value.tanh, value.relu, value.sigmoid --------------------------------------------------------
 
+@scenario("value", reverse="kit")
 def tanh_values(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -356,6 +366,7 @@ def tanh_values(value, seed: int, count: int) -> list[dict]:
     return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), named="t")
 
 
+@scenario("value", reverse="kit")
 def tanh_at_root(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -367,6 +378,7 @@ def tanh_at_root(value, seed: int, count: int) -> list[dict]:
     return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), upstream=False, named="t")
 
 
+@scenario("value", reverse="kit")
 def tanh_of_computed_values(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -379,6 +391,7 @@ def tanh_of_computed_values(value, seed: int, count: int) -> list[dict]:
     return _unary_cases(value, _tanh, uniform(seed, count, -2.5, 2.5), computed=True, named="t")
 
 
+@scenario("value", reverse="kit")
 def tanh_beside_input(value, x: float) -> dict:
     """
     from value import Value
@@ -399,6 +412,7 @@ def _beside_input(value, op, x: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def tanh_large(value, x: float) -> dict:
     """
     from value import Value
@@ -414,6 +428,7 @@ def tanh_large(value, x: float) -> dict:
     return {"data": t.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def relu_values(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -426,6 +441,7 @@ def relu_values(value, seed: int, count: int) -> list[dict]:
     return _unary_cases(value, _relu, uniform(seed, count, -3.0, 3.0, avoid=0.0, margin=0.05), named="r")
 
 
+@scenario("value", reverse="kit")
 def relu_at_root(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -438,6 +454,7 @@ def relu_at_root(value, seed: int, count: int) -> list[dict]:
                         upstream=False, named="r")
 
 
+@scenario("value", reverse="kit")
 def relu_of_computed_values(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -452,6 +469,7 @@ def relu_of_computed_values(value, seed: int, count: int) -> list[dict]:
     return _unary_cases(value, _relu, points, computed=True, named="r")
 
 
+@scenario("value", reverse="kit")
 def relu_beside_input(value, points: list[float]) -> list[dict]:
     """
     from value import Value
@@ -463,6 +481,7 @@ def relu_beside_input(value, points: list[float]) -> list[dict]:
     return _unary_cases(value, lambda x: x.relu() + x, points, named="y", upstream=False)
 
 
+@scenario("value", reverse="kit")
 def relu_in_expression(value, a: float, c: float) -> dict:
     """
     from value import Value
@@ -478,6 +497,7 @@ def relu_in_expression(value, a: float, c: float) -> dict:
     return {"data": out.data, "grads": [x.grad, z.grad]}
 
 
+@scenario("value", reverse="kit")
 def sigmoid_beside_input(value, x: float) -> dict:
     """
     from value import Value
@@ -489,6 +509,7 @@ def sigmoid_beside_input(value, x: float) -> dict:
     return _beside_input(value, lambda v: v.sigmoid(), x)
 
 
+@scenario("value", reverse="kit")
 def sigmoid_values(value, points: list[float]) -> list[dict]:
     """
     from value import Value
@@ -501,6 +522,7 @@ def sigmoid_values(value, points: list[float]) -> list[dict]:
     return _unary_cases(value, _sigmoid, points, named="s")
 
 
+@scenario("value", reverse="kit")
 def sigmoid_at_root(value, points: list[float]) -> list[dict]:
     """
     from value import Value
@@ -512,6 +534,7 @@ def sigmoid_at_root(value, points: list[float]) -> list[dict]:
     return _unary_cases(value, _sigmoid, points, upstream=False, named="s")
 
 
+@scenario("value", reverse="kit")
 def sigmoid_of_computed_values(value, points: list[float]) -> list[dict]:
     """
     from value import Value
@@ -526,6 +549,7 @@ def sigmoid_of_computed_values(value, points: list[float]) -> list[dict]:
 
 # -- value.truediv ---------------------------------------------------------------------------------
 
+@scenario("value", reverse="kit")
 def quotients(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -538,6 +562,7 @@ def quotients(value, seed: int, count: int) -> list[dict]:
     return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, named="q")
 
 
+@scenario("value", reverse="kit")
 def quotients_at_root(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -549,6 +574,7 @@ def quotients_at_root(value, seed: int, count: int) -> list[dict]:
     return _binary_cases(value, _quotient, seed, count, 0.5, 3.0, upstream=False, named="q")
 
 
+@scenario("value", reverse="kit")
 def quotients_of_computed_values(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -561,6 +587,7 @@ def quotients_of_computed_values(value, seed: int, count: int) -> list[dict]:
     return _binary_cases(value, _quotient, seed, count, 0.75, 3.0, computed=True, named="q")
 
 
+@scenario("value", reverse="kit")
 def quotient_beside_numerator(value, a: float, b: float) -> dict:
     """
     from value import Value
@@ -581,6 +608,7 @@ def _quotient_beside(value, a: float, b: float, beside: int) -> dict:
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
+@scenario("value", reverse="kit")
 def quotient_beside_denominator(value, a: float, b: float) -> dict:
     """
     from value import Value
@@ -592,6 +620,7 @@ def quotient_beside_denominator(value, a: float, b: float) -> dict:
     return _quotient_beside(value, a, b, beside=1)
 
 
+@scenario("value", reverse="kit")
 def quotient_by_the_same_twice(value, a: float, b: float) -> dict:
     """
     from value import Value
@@ -607,6 +636,7 @@ def quotient_by_the_same_twice(value, a: float, b: float) -> dict:
     return {"data": y.data, "grads": [x.grad, z.grad]}
 
 
+@scenario("value", reverse="kit")
 def divide_by_number(value, x: float, k: float) -> dict:
     """
     from value import Value
@@ -622,6 +652,7 @@ def divide_by_number(value, x: float, k: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def number_over_value(value, k: float, x: float) -> dict:
     """
     from value import Value
@@ -637,6 +668,7 @@ def number_over_value(value, k: float, x: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="kit")
 def quotient_of_itself(value, x: float) -> dict:
     """
     from value import Value
@@ -654,6 +686,7 @@ def quotient_of_itself(value, x: float) -> dict:
 
 # -- value.backward ---------------------------------------------------------------------------------
 
+@scenario("value", reverse="backward")
 def reused_leaf(value, x: float) -> dict:
     """
     from value import Value
@@ -670,6 +703,7 @@ def reused_leaf(value, x: float) -> dict:
     return {"data": b.data, "grad": a.grad, "root": b.grad}
 
 
+@scenario("value", reverse="backward")
 def diamond(value, a: float) -> dict:
     """
     from value import Value
@@ -688,6 +722,7 @@ def diamond(value, a: float) -> dict:
     return {"data": c.data, "grads": [a.grad, b.grad, c.grad]}
 
 
+@scenario("value", reverse="backward")
 def shared_node(value, x: float) -> dict:
     """
     from value import Value
@@ -706,6 +741,7 @@ def shared_node(value, x: float) -> dict:
     return {"data": out.data, "grads": [v.grad, r.grad]}
 
 
+@scenario("value", reverse="backward")
 def long_chain(value, depth: int, x: float) -> dict:
     """
     from value import Value
@@ -724,6 +760,7 @@ def long_chain(value, depth: int, x: float) -> dict:
     return {"data": y.data, "grad": v.grad}
 
 
+@scenario("value", reverse="backward")
 def mixed_graph(value, seed: int, count: int) -> list[dict]:
     """
     from value import Value
@@ -752,6 +789,7 @@ def mixed_graph(value, seed: int, count: int) -> list[dict]:
             for a, b in zip(uniform(seed, count, -1.0, 1.0), uniform(seed + 1, count, -1.0, 1.0))]
 
 
+@scenario("value", reverse="backward")
 def three_calls(value, a: float, b: float, c: float) -> dict:
     """
     from value import Value
@@ -776,6 +814,7 @@ def three_calls(value, a: float, b: float, c: float) -> dict:
     return {"calls": calls}
 
 
+@scenario("value", reverse="backward")
 def rebuilt_graph(value, x: float) -> dict:
     """
     from value import Value
@@ -819,6 +858,7 @@ def _loop(value, body: str, w0: float, target: float, lr: float, steps: int = 3)
     return {"steps": history, "w": w.data, "loss": final.data}
 
 
+@scenario("value", reverse="backward")
 def loop_without_zero_grad(value, w0: float, target: float, lr: float) -> dict:
     """
     from value import Value
@@ -835,6 +875,7 @@ def loop_without_zero_grad(value, w0: float, target: float, lr: float) -> dict:
 
 # -- value.zero_grad -------------------------------------------------------------------------------
 
+@scenario("value", reverse="kit")
 def loop_correct(value, w0: float, target: float, lr: float) -> dict:
     """
     from value import Value
@@ -850,6 +891,7 @@ def loop_correct(value, w0: float, target: float, lr: float) -> dict:
     return _loop(value, "correct", w0, target, lr)
 
 
+@scenario("value", reverse="kit")
 def loop_zero_grad_after_backward(value, w0: float, target: float, lr: float) -> dict:
     """
     from value import Value
@@ -874,6 +916,7 @@ def _graph(value, a: float, b: float):
     return x, y, p, q, out
 
 
+@scenario("value", reverse="kit")
 def zero_grad_reach(value, a: float, b: float) -> dict:
     """
     from value import Value
@@ -892,6 +935,7 @@ def zero_grad_reach(value, a: float, b: float) -> dict:
     return {"root": out.grad, "intermediates": [p.grad, q.grad], "leaves": [x.grad, y.grad]}
 
 
+@scenario("value", reverse="kit")
 def zero_grad_then_backward(value, a: float, b: float) -> dict:
     """
     from value import Value
@@ -914,6 +958,7 @@ def zero_grad_then_backward(value, a: float, b: float) -> dict:
     return {"calls": calls}
 
 
+@scenario("value", reverse="kit")
 def zero_grad_of_intermediate(value, a: float, b: float) -> dict:
     """
     from value import Value

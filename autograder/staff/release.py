@@ -385,6 +385,11 @@ per part. Every lost point comes with a message: what was tried (a snippet you c
 into Python to reproduce it), what came out, what was expected, and the idea it points to.
 To grade files kept somewhere else: `python -m pytest autograder --submission PATH`.
 
+This run asks the public questions, whose answers this handout holds sealed, so its score is
+your own check, not your grade. The course grades the files you hand in with the same checks
+and other numbers, drawn from your files under a secret it keeps: a correct engine scores the
+same there, and nothing else does.
+
 Your code runs in a separate process with time and memory limits; printing is fine, but a
 print in a loop of thousands of steps slows you down.
 
