@@ -9,6 +9,7 @@ given the course's secret (`--grading-secret`, an official grading: questions.py
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 
 from autograder import judge, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
+from autograder.parts import Part
 from autograder.questions import Questions, SecretError, Seed, official_seed, read_secret
 from autograder.runner import LiveReference, Runner, SealedReference, SealError, seal
 
@@ -91,13 +93,18 @@ def grading_of(config: pytest.Config) -> Grading:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test counts for the part its suite declares (`PART = Part(...)`, parts.py)."""
     grading = grading_of(config)
     guarded = any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout"))
     for item in items:
-        marker = item.get_closest_marker("part")
-        if marker is None or marker.args[0] not in grading.parts:
-            raise pytest.UsageError(f"{item.nodeid}: mark it with @pytest.mark.part(<id>) naming a "
-                                    f"part of {grading.source}")
+        part = getattr(getattr(item, "module", None), "PART", None)
+        if not isinstance(part, Part):
+            raise pytest.UsageError(f"{item.path}: declare the part its tests count for at the top, as "
+                                    'PART = Part("<part id>") (autograder/parts.py)')
+        if part.id not in grading.parts:
+            raise pytest.UsageError(f"{item.path}: part {part.id!r} has no [parts.\"{part.id}\"] table in "
+                                    f"{grading.source}; add one with its title and points")
+        item.add_marker(pytest.mark.part(part.id))
         if guarded:  # the last resort; workers have their own time limits
             item.add_marker(pytest.mark.timeout(grading.limits.test_timeout_seconds))
 
@@ -212,7 +219,8 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
         loose_tolerance = judge.Tolerance(tolerances.training_rel, tolerances.training_abs)
         try:
             outcome = judge.judge(
-                situation=request.node.function.__doc__ or request.node.name, snippet=scenario.snippet,
+                situation=inspect.cleandoc(request.node.function.__doc__ or request.node.name),
+                snippet=scenario.snippet,
                 kwargs=kwargs, expected=expected, got=got,
                 tolerance=loose_tolerance if loose else strict,
                 fd_tolerance=judge.Tolerance(tolerances.fd_rel, tolerances.fd_abs),

@@ -12,7 +12,7 @@ code, then check your work from the top of the kit with:
 
 from __future__ import annotations
 
-import math
+import math  # noqa: F401 - the methods you write need it
 
 
 class Dual:
@@ -20,32 +20,46 @@ class Dual:
 
     def __init__(self, val: float, der: float = 0.0) -> None:
         """Store val and der as floats in .val and .der; der defaults to 0.0, a constant."""
+        # BEGIN SOLUTION dual: store the value and its derivative
         self.val = float(val)
         self.der = float(der)
+        # END SOLUTION
 
     def __add__(self, other: Dual | float) -> Dual:
         """Return self + other. Sum rule: (a + b)' = a' + b'. A plain number is a constant."""
+        # BEGIN SOLUTION dual: the sum rule
         other = other if isinstance(other, Dual) else Dual(other)
         return Dual(self.val + other.val, self.der + other.der)
+        # END SOLUTION
 
     def __radd__(self, other: float) -> Dual:
         """Return other + self, for a plain number on the left."""
+        # BEGIN SOLUTION dual: a plain number on the left
         return self + other
+        # END SOLUTION
 
     def __mul__(self, other: Dual | float) -> Dual:
         """Return self * other. Product rule: (a * b)' = a' * b + a * b'."""
+        # BEGIN SOLUTION dual: the product rule
         other = other if isinstance(other, Dual) else Dual(other)
         return Dual(self.val * other.val, self.der * other.val + self.val * other.der)
+        # END SOLUTION
 
     def __rmul__(self, other: float) -> Dual:
         """Return other * self, for a plain number on the left."""
+        # BEGIN SOLUTION dual: a plain number on the left
         return self * other
+        # END SOLUTION
 
     def sin(self) -> Dual:
         """Return sin(self). Chain rule: (sin a)' = cos(a) * a'."""
+        # BEGIN SOLUTION dual: the chain rule through sin
         return Dual(math.sin(self.val), math.cos(self.val) * self.der)
+        # END SOLUTION
 
     def exp(self) -> Dual:
         """Return e**self. Chain rule: (e**a)' = e**a * a'."""
+        # BEGIN SOLUTION dual: the chain rule through exp
         e = math.exp(self.val)
         return Dual(e, e * self.der)
+        # END SOLUTION

@@ -32,6 +32,7 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     size 1 with keepdims=True, so those size-1 axes stay. `shape` may be `()`, a scalar
     operand. Return an array whose shape is exactly `shape`.
     """
+    # BEGIN SOLUTION tensor.unbroadcast: undo broadcasting in two steps
     grad = np.asarray(grad)
     added = grad.ndim - len(shape)
     if added > 0:
@@ -40,6 +41,7 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if stretched:
         grad = grad.sum(axis=stretched, keepdims=True)
     return grad
+    # END SOLUTION
 
 
 class Tensor:

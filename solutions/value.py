@@ -47,6 +47,7 @@ class Value:
         Product rule: d(a*b)/da = b and d(a*b)/db = a. Wrap a plain number in a Value first,
         and add (+=) each parent's share of out.grad, since a parent may be used twice.
         """
+        # BEGIN SOLUTION value.mul: the product rule, for a Value or a plain number
         other = other if isinstance(other, Value) else Value(other)
         out = Value(self.data * other.data, (self, other), "*")
 
@@ -56,6 +57,7 @@ class Value:
 
         out._backward = _backward
         return out
+        # END SOLUTION
 
     def __pow__(self, k: float) -> Value:
         if not isinstance(k, (int, float)):
@@ -75,6 +77,7 @@ class Value:
         Value first, and accumulate with +=. A primitive with this rule and a composition of
         operations you already have are both correct.
         """
+        # BEGIN SOLUTION value.truediv: division, with the quotient rule
         other = other if isinstance(other, Value) else Value(other)
         out = Value(self.data / other.data, (self, other), "/")
 
@@ -84,6 +87,7 @@ class Value:
 
         out._backward = _backward
         return out
+        # END SOLUTION
 
     def exp(self) -> Value:
         out = Value(math.exp(self.data), (self,), "exp")
@@ -109,6 +113,7 @@ class Value:
         Rule: d tanh(x)/dx = 1 - tanh(x)**2, computed from the output. The forward value
         must stay finite for large inputs such as x = 1000. Accumulate with +=.
         """
+        # BEGIN SOLUTION value.tanh: tanh and its derivative from the output
         t = math.tanh(self.data)
         out = Value(t, (self,), "tanh")
 
@@ -117,6 +122,7 @@ class Value:
 
         out._backward = _backward
         return out
+        # END SOLUTION
 
     def relu(self) -> Value:
         """Return max(0, self).
@@ -124,6 +130,7 @@ class Value:
         Rule: the gradient passes through unchanged where the input is positive and is
         blocked (derivative 0) elsewhere. Accumulate with +=.
         """
+        # BEGIN SOLUTION value.relu: relu and its gate
         out = Value(max(0.0, self.data), (self,), "relu")
 
         def _backward() -> None:
@@ -131,6 +138,7 @@ class Value:
 
         out._backward = _backward
         return out
+        # END SOLUTION
 
     def sigmoid(self) -> Value:
         """Bonus: return 1 / (1 + e^-self) as one primitive node with its own rule.
@@ -139,6 +147,7 @@ class Value:
         forward value must be right at x = 1000 and at x = -1000, where 1 / (1 + e^-x)
         overflows.
         """
+        # BEGIN SOLUTION value.sigmoid: (bonus) a stable sigmoid primitive
         if self.data >= 0:
             s = 1.0 / (1.0 + math.exp(-self.data))
         else:
@@ -151,6 +160,7 @@ class Value:
 
         out._backward = _backward
         return out
+        # END SOLUTION
 
     def __neg__(self) -> Value:
         out = Value(-self.data, (self,), "neg")
@@ -192,6 +202,7 @@ class Value:
         once), set self.grad to 1.0, then call every node's _backward in reverse order.
         Clear nothing: gradients add up across calls, as in PyTorch.
         """
+        # BEGIN SOLUTION value.backward: topological order, then the closures in reverse
         order: list[Value] = []
         visited: set[Value] = set()
         stack: list[tuple[Value, bool]] = [(self, False)]
@@ -206,9 +217,11 @@ class Value:
         self.grad = 1.0
         for node in reversed(order):
             node._backward()
+        # END SOLUTION
 
     def zero_grad(self) -> None:
         """Set .grad to 0.0 on self and on every value it depends on, intermediates included."""
+        # BEGIN SOLUTION value.zero_grad: zero every gradient in the graph
         seen: set[Value] = set()
         stack = [self]
         while stack:
@@ -217,3 +230,4 @@ class Value:
                 seen.add(node)
                 node.grad = 0.0
                 stack.extend(node._prev)
+        # END SOLUTION

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
 import math
 import os
@@ -72,7 +73,7 @@ def calls(sealed) -> list[Call]:
                 scenario_id, kwargs = json.loads(prop.get("value"))
                 answer = answers[scenario_key(scenario_id, kwargs)]
                 found.append(Call(f"{case.get('classname')}:{function_name}",
-                                  judge.fill((function.__doc__ or "").strip(), kwargs),
+                                  judge.fill(inspect.cleandoc(function.__doc__ or ""), kwargs),
                                   scenario_id, kwargs, answer["observations"]))
     assert len({c.test for c in found}) > 40, "the junit report names too few tests to check anything"
     return found

@@ -10,9 +10,12 @@ import math
 import pytest
 
 from autograder.judge import Tolerance, ratio, unwrapped
+from autograder.parts import Part
 from autograder.scenarios.dual import LESSON, random_functions_at
 
-pytestmark = pytest.mark.part("dual")
+PART = Part("dual",
+            misconceptions=("dual-number-not-wrapped", "dual-product-rule", "dual-sin-sign",
+                            "dual-constant-derivative"))
 
 NOT_WRAPPED = {"dual-number-not-wrapped": unwrapped("val")}
 SAME = Tolerance(rel=1e-9, abs=1e-12)

@@ -8,8 +8,10 @@ show.
 import pytest
 
 from autograder.judge import arrays_at, raised_saying, shape_is
+from autograder.parts import Part
 
-pytestmark = pytest.mark.part("tensor.unbroadcast")
+PART = Part("tensor.unbroadcast", also_costs=("tensor.training",),
+            misconceptions=("unbroadcast-no-keepdims", "unbroadcast-leading-axes"))
 
 
 def more_axes(expected, got):

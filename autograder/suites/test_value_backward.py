@@ -7,9 +7,12 @@ backward() itself.
 import pytest
 
 from autograder.judge import numbers_at, sequence
+from autograder.parts import Part
 from autograder.suites.loops import lesson_loop, trained
 
-pytestmark = pytest.mark.part("value.backward")
+PART = Part("value.backward", also_costs=("value.training",),
+            misconceptions=("no-topological-order", "backward-runs-no-rule", "root-not-seeded",
+                            "root-accumulates", "backward-clears"))
 
 
 def cases_of(observations) -> list:

@@ -5,9 +5,9 @@ else. Every other value message whose scenario uses an operation that differs he
 first.
 """
 
-import pytest
+from autograder.parts import Part
 
-pytestmark = pytest.mark.part("value.given")
+PART = Part("value.given")
 
 
 def test_the_given_operations(grade, given):

@@ -3,8 +3,11 @@
 import pytest
 
 from autograder.judge import ratio, unwrapped
+from autograder.parts import Part
 
-pytestmark = pytest.mark.part("value.mul")
+PART = Part("value.mul", also_costs=("value.training",),
+            misconceptions=("ignores-upstream", "overwrites-gradient", "number-not-wrapped",
+                            "rule-on-the-wrong-node"))
 
 NOT_WRAPPED = {"number-not-wrapped": unwrapped("data")}
 

@@ -3,8 +3,11 @@
 import pytest
 
 from autograder.judge import lost_a_contribution, ratio
+from autograder.parts import Part
 
-pytestmark = pytest.mark.part("value.relu")
+PART = Part("value.relu", also_costs=("value.training",),
+            misconceptions=("relu-gate", "ignores-upstream", "overwrites-gradient",
+                            "rule-on-the-wrong-node"))
 
 
 def wrong_side(expected, got):

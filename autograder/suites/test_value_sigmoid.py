@@ -1,10 +1,10 @@
 """value.sigmoid (bonus): a primitive with its own rule, stable at both ends."""
 
-import pytest
-
 from autograder.judge import lost_a_contribution, ratio
+from autograder.parts import Part
 
-pytestmark = pytest.mark.part("value.sigmoid")
+PART = Part("value.sigmoid",
+            misconceptions=("ignores-upstream", "overwrites-gradient", "rule-on-the-wrong-node"))
 
 # Inputs between -4 and 4: large and small of both signs, and one near 0.
 POINTS = [(-4.0, -4.0, -3.0), (-1.3, -2.0, -1.0), (0.0, -0.3, 0.3), (0.7, 0.5, 1.5), (2.2, 1.5, 3.0),

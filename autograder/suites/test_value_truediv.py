@@ -3,8 +3,11 @@
 import pytest
 
 from autograder.judge import lost_a_contribution, ratio, unwrapped
+from autograder.parts import Part
 
-pytestmark = pytest.mark.part("value.truediv")
+PART = Part("value.truediv",
+            misconceptions=("quotient-rule", "ignores-upstream", "overwrites-gradient",
+                            "number-not-wrapped", "rule-on-the-wrong-node"))
 
 
 def sign_of_b(expected, got):

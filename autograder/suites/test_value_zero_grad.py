@@ -1,10 +1,10 @@
 """value.zero_grad: clearing a value and everything it depends on."""
 
-import pytest
-
+from autograder.parts import Part
 from autograder.suites.loops import lesson_loop, trained
 
-pytestmark = pytest.mark.part("value.zero_grad")
+PART = Part("value.zero_grad", also_costs=("value.training",),
+            misconceptions=("zero-grad-self-only", "zero-grad-leaves-only"))
 
 
 def only_itself(expected, got):

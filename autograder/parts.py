@@ -1,0 +1,84 @@
+"""What a part of the unit is: one declaration per part, at the top of its suite.
+
+`autograder/suites/test_<part>.py` (dots as underscores: `test_value_mul.py`) holds the tests of
+one part and declares it: `PART = Part("value.mul", misconceptions=(...), also_costs=(...))`.
+grading.toml gives the part its title, points and visibility. Everything else about a part is
+derived, never listed by hand: the stubs it grades are the regions of solutions/ marked with
+its id (stubs.py), the engine file it needs is its id's first word, and the operations that
+are given are whatever of the engine file is not a marked stub.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+# The files a student completes, by engine name: value.py, tensor.py, dual.py.
+ENGINES = ("value", "tensor", "dual")
+SUITES = Path(__file__).parent / "suites"
+
+
+class PartError(Exception):
+    """A suite's part declaration is missing or malformed; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part: its id, the misconceptions its tests may name, and the other parts a bug in
+    its stubs may cost by their nature (training uses every operation; tanh far from zero is
+    tanh)."""
+
+    id: str
+    misconceptions: tuple[str, ...] = ()
+    also_costs: tuple[str, ...] = ()
+
+    @property
+    def engine(self) -> str:
+        """The engine file the part grades: the first word of its id."""
+        return self.id.split(".")[0]
+
+    @property
+    def suite(self) -> str:
+        """The file name of its suite."""
+        return suite_name(self.id)
+
+
+def suite_name(part_id: str) -> str:
+    """`value.mul` -> `test_value_mul.py`."""
+    return "test_" + part_id.replace(".", "_") + ".py"
+
+
+def read_declaration(path: Path) -> Part:
+    """The `PART = Part(...)` of a suite file, read from its source (literals only). Raises PartError."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError) as error:
+        raise PartError(f"{path}: cannot be read ({error})") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["PART"]:
+            call = node.value
+            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Part"):
+                break
+            try:
+                args = [ast.literal_eval(a) for a in call.args]
+                kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+                part = Part(*args, **{k: tuple(v) for k, v in kwargs.items()})
+            except (ValueError, TypeError) as error:
+                raise PartError(f"{path}: write PART = Part(...) with literals only ({error})") from None
+            if path.name != part.suite:
+                raise PartError(f"{path}: declares part {part.id!r}, whose suite is {part.suite}; rename "
+                                "the file or the part")
+            if part.engine not in ENGINES:
+                raise PartError(f"{path}: part {part.id!r} does not start with an engine file's name "
+                                f"({', '.join(ENGINES)})")
+            return part
+    raise PartError(f'{path}: declare its part at the top, as PART = Part("<part id>", misconceptions=(...))')
+
+
+@cache
+def declared(folder: Path = SUITES) -> dict[str, Part]:
+    """Every part declared by a suite of `folder`, by id, in file order. Raises PartError."""
+    parts = [read_declaration(path) for path in sorted(folder.glob("test_*.py"))]
+    return {part.id: part for part in parts}

@@ -1,0 +1,143 @@
+"""The student files, made from the reference: each marked region of solutions/ becomes a stub.
+
+In solutions/<engine>.py the body of a stub sits between two marker lines, in the way
+nbgrader and Otter mark solutions, naming the part it counts for and what the student does:
+
+        # BEGIN SOLUTION value.mul: the product rule, for a Value or a plain number
+        ...the reference's code...
+        # END SOLUTION
+
+assignments/<engine>.py is the same file with every region replaced by the stub
+
+        # TODO(value.mul): the product rule, for a Value or a plain number
+        raise NotImplementedError("value.mul: implement Value.__mul__")
+
+and nothing else changed, so a diff of the two shows exactly a student's work. The function
+holding a region is the stub; everything else of the file is given code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .parts import ENGINES
+
+BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION (?P<part>[\w.]+): (?P<todo>\S.*)$")
+END = re.compile(r"^\s*# END SOLUTION\s*$")
+MARKER = re.compile(r"^\s*# (BEGIN|END) SOLUTION")
+
+
+class StubError(Exception):
+    """A solutions/ file whose markers cannot be read; the message names the file, the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """One marked region: the lines `first`..`last` (1-based, the markers included)."""
+
+    part: str
+    todo: str
+    function: str  # the function that holds it, as Class.method or function
+    indent: str
+    first: int
+    last: int
+
+    def stub(self) -> list[str]:
+        """The two lines that stand in the student's file where the region stands here."""
+        return [f"{self.indent}# TODO({self.part}): {self.todo}",
+                f'{self.indent}raise NotImplementedError("{self.part}: implement {self.function}")']
+
+
+def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found.append((node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            found += [(f"{node.name}.{child.name}", child) for child in node.body
+                      if isinstance(child, ast.FunctionDef)]
+    return found
+
+
+def regions(source: str, where: Path) -> list[Region]:
+    """The marked regions of a reference file, in order. Raises StubError."""
+    lines = source.splitlines()
+    try:
+        functions = _functions(ast.parse(source, filename=str(where)))
+    except SyntaxError as error:
+        raise StubError(f"{where}, line {error.lineno}: not valid Python ({error.msg})") from None
+    found, open_at = [], None
+    for number, line in enumerate(lines, start=1):
+        begin, end = BEGIN.match(line), END.match(line)
+        if begin:
+            if open_at is not None:
+                raise StubError(f"{where}, line {number}: a BEGIN SOLUTION inside the region that line "
+                                f"{open_at[0]} begins; close that one with # END SOLUTION first")
+            open_at = (number, begin)
+        elif end:
+            if open_at is None:
+                raise StubError(f"{where}, line {number}: # END SOLUTION with no BEGIN SOLUTION before it")
+            start, begin = open_at
+            holders = [name for name, node in functions if node.lineno < start <= node.end_lineno]
+            if not holders:
+                raise StubError(f"{where}, line {start}: a region outside any function; put it in the body "
+                                "of the function the student writes")
+            found.append(Region(begin["part"], begin["todo"].strip(), holders[-1], begin["indent"], start, number))
+            open_at = None
+        elif MARKER.match(line):
+            raise StubError(f"{where}, line {number}: write the marker as `# BEGIN SOLUTION <part>: <what "
+                            "to do>` or `# END SOLUTION`")
+    if open_at is not None:
+        raise StubError(f"{where}, line {open_at[0]}: BEGIN SOLUTION with no # END SOLUTION after it")
+    return found
+
+
+def student_source(source: str, where: Path) -> str:
+    """The student's file: the reference file with every marked region replaced by its stub."""
+    lines = source.splitlines()
+    for region in reversed(regions(source, where)):
+        lines[region.first - 1:region.last] = region.stub()
+    return "\n".join(lines) + "\n"
+
+
+def engine_files(folder: Path) -> list[Path]:
+    """The engine files of a folder, in ENGINES order (those that exist)."""
+    return [folder / f"{engine}.py" for engine in ENGINES if (folder / f"{engine}.py").is_file()]
+
+
+def stubs_by_part(solutions: Path) -> dict[str, list[tuple[str, str]]]:
+    """Part id -> the stubs of it: (engine, Class.method), in file order. Raises StubError."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for path in engine_files(solutions):
+        for region in regions(path.read_text(encoding="utf-8"), path):
+            stub = (path.stem, region.function)
+            if stub not in found.setdefault(region.part, []):
+                found[region.part].append(stub)
+    return found
+
+
+def stale_student_files(kit: Path) -> list[str]:
+    """A line for each student file that is not what solutions/ makes of it."""
+    problems = []
+    for path in engine_files(kit / "solutions"):
+        target = kit / "assignments" / path.name
+        made = student_source(path.read_text(encoding="utf-8"), path)
+        if not target.is_file() or target.read_text(encoding="utf-8") != made:
+            problems.append(f"{target}: not what {path} makes of it; run `autograder stubs` to write it again")
+    return problems
+
+
+def write_student_files(kit: Path) -> list[Path]:
+    """Write assignments/ from solutions/; the files that changed."""
+    changed = []
+    for path in engine_files(kit / "solutions"):
+        target = kit / "assignments" / path.name
+        made = student_source(path.read_text(encoding="utf-8"), path)
+        if not target.is_file() or target.read_text(encoding="utf-8") != made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(made, encoding="utf-8")
+            changed.append(target)
+    return changed
