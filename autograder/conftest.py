@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from autograder.runner import LiveReference, Runner, SealedReference, SealError,
 
 SEALED_REFERENCE = Path(__file__).parent / "reference.json"
 GIVEN_CHECK = "value:given_operations"
-BACKWARD_PART = "value.backward"
+BACKWARD = "value.py Value.backward"  # the stub whose part the note below is about
 # Said in the messages of a part whose reverse pass the kit runs, when backward() lost points too.
 KIT_REVERSE_NOTE = (
     "Note: your backward() lost points as well (see value.backward). This check runs your "
@@ -172,29 +173,31 @@ def ask(runner: Runner, request: pytest.FixtureRequest) -> Questions:
     return Questions(runner.seed, f"{request.node.path.name}::{request.node.name}")
 
 
-def given_leaves(seed: Seed) -> dict[str, float]:
-    """The two leaves the given operations are checked at: the check itself, and every message
-    whose scenario uses a given operation, ask the same."""
-    ask = Questions(seed, GIVEN_CHECK)
-    return {"a": ask.number(1.5, 0.5, 2.5), "b": ask.number(0.7, 0.3, 2.0)}  # b > 0: it has a log
+def given_check(runner: Runner) -> dict:
+    """The arguments of the check of the given operations: two leaves drawn from the grading's
+    seed (the check itself, and every message whose scenario uses a given operation, ask the
+    same) and the expressions it tries for every operation the reference's files give."""
+    ask = Questions(runner.seed, GIVEN_CHECK)
+    leaves = {"a": ask.number(1.5, 0.5, 2.5), "b": ask.number(0.7, 0.3, 2.0)}  # above 0: b.log()
+    return {**leaves, "checks": scenarios.given_checks(runner.reference.handout.given)}
 
 
 @pytest.fixture
-def given(runner: Runner) -> dict[str, float]:
-    """The leaves of the check of the given operations, at this grading's seed."""
-    return given_leaves(runner.seed)
+def given(runner: Runner) -> dict:
+    """The arguments of the check of the given operations, at this grading's seed."""
+    return given_check(runner)
 
 
 def given_changes(runner: Runner, names: frozenset[str] | None = None) -> list[str]:
     """A sentence for each given operation (of `names`, or all) that no longer behaves as the
     handout's; empty when the check of them could not run at all (its own message says why)."""
-    expected, got, _ = runner.run(GIVEN_CHECK, given_leaves(runner.seed), "value.given")
+    arguments = given_check(runner)
+    expected, got, _ = runner.run(GIVEN_CHECK, arguments, "value.given")
     if got.failure or got.raised or judge.malformed(expected.observations, got.observations):
         return []
     tolerance = judge.Tolerance(runner.grading.tolerances.rel, runner.grading.tolerances.abs)
-    return [f"Your `{name}` is not the given one: {scenarios.GIVEN[name]} give "
-            f"{judge.show(got.observations[name])} where {judge.show(expected.observations[name])} is "
-            "expected. Restore it from the handout."
+    return [judge.changed_given(name, arguments["checks"][name], arguments, expected.observations[name],
+                                got.observations[name])
             for name in expected.observations if (names is None or name in names)
             and judge.first_mismatch(expected.observations[name], got.observations[name], tolerance)]
 
@@ -226,7 +229,7 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                 fd_tolerance=judge.Tolerance(tolerances.fd_rel, tolerances.fd_abs),
                 suspects=suspects or {}, timeout=limit,
                 drawings=lambda: runner.drawings(scenario_id, kwargs),
-                given_rules=part == BACKWARD_PART)  # its graphs hold only given operations
+                given_rules=given_rules(runner, scenario))
         except judge.StaffError as error:
             outcome = judge.Verdict(False, f"Not checked, a fault of the grader: {error} in scenario "
                                     f"{scenario_id}. Tell the course staff.")
@@ -234,11 +237,14 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
             if got.unloaded:
                 outcome.message = judge.quoted(got.failure)
             elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
-                outcome.message = "\n".join(changed)
+                outcome.message = "\n".join(textwrap.fill(sentence, 88) for sentence in changed)
             else:
-                if scenario.given and (changed := given_changes(runner, scenario.given)):
+                used = scenario.operations & set(runner.reference.handout.given)
+                if used and (changed := given_changes(runner, used)):
                     # The given code is the first suspect: no stub's misconception is named.
-                    outcome.message = "\n".join(changed) + " This check uses it.\n\n" + outcome.message
+                    changed[-1] += " This check uses it."
+                    said = "\n".join(textwrap.fill(sentence, 88) for sentence in changed)
+                    outcome.message = said + "\n\n" + outcome.message
                     outcome.misconception = None
                 if runner.unsteady(scenario_id, kwargs):
                     outcome.message += "\n\n" + judge.UNSTEADY
@@ -273,10 +279,19 @@ def crash_message(call: pytest.CallInfo) -> str:
             f"{str(call.excinfo.value)[:300]}. Tell the course staff.")
 
 
-def outcomes_with_notes(outcomes: list[scoring.Outcome]) -> list[scoring.Outcome]:
+def given_rules(runner: Runner, scenario: scenarios.Scenario) -> bool:
+    """Is every operation the scenario's graphs hold a given one (so that a wrong gradient there
+    can only come from how backward() runs the rules)?"""
+    handout = runner.reference.handout
+    used = scenario.operations & set(handout.operations)
+    return bool(used) and used <= set(handout.given)
+
+
+def outcomes_with_notes(outcomes: list[scoring.Outcome], runner: Runner) -> list[scoring.Outcome]:
     """The outcomes, with a note on every failure the kit's own reverse pass judged when the
     submission's backward() failed too (its snippet may then print other numbers)."""
-    if not any(o.part == BACKWARD_PART and not o.passed for o in outcomes):
+    backward = runner.reference.handout.part_of(BACKWARD)
+    if not any(o.part == backward and not o.passed for o in outcomes):
         return outcomes
     for outcome in outcomes:
         if outcome.kit_reverse and not outcome.passed and KIT_REVERSE_NOTE not in outcome.message:
@@ -304,7 +319,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not outcomes:
         return
     grading = grading_of(config)
-    scores = scoring.score(outcomes_with_notes(outcomes), grading)
+    scores = scoring.score(outcomes_with_notes(outcomes, runner), grading)
     config.stash[SCORES] = scores
     if path := config.getoption("--results-json"):
         scoring.results_json(scores, path)

@@ -365,6 +365,26 @@ def show_exception(raised_: dict) -> str:
     return text + (f"\n    at {quoted(raised_['where'][:300])}" if raised_["where"] else "")
 
 
+def changed_given(name: str, expressions: list[str], leaves: dict, expected: dict, got: dict) -> str:
+    """The sentence that says a given operation no longer behaves as the handout's: the first
+    of its check's expressions that differs, what it gave and what the handout's gives."""
+    where = f"with a = Value({show(leaves['a'])}) and b = Value({show(leaves['b'])})"
+    if is_raised(got):
+        tried = ", ".join(f"`{expression}`" for expression in expressions)
+        return (f"Your `{name}` is not the given one: {where}, trying {tried} "
+                f"{show_exception(got['raised'])}. Restore it from the handout.")
+    wrong = [i for i, (e, g) in enumerate(zip(expected["data"], got["data"])) if e != g]
+    if wrong:
+        first = wrong[0]
+        return (f"Your `{name}` is not the given one: {where}, `{expressions[first]}` gives "
+                f"{show(got['data'][first])} where the handout's gives {show(expected['data'][first])}. "
+                "Restore it from the handout.")
+    tried = ", ".join(f"`{expression}`" for expression in expressions)
+    return (f"Your `{name}` is not the given one: {where}, after {tried} (each run back through "
+            f"its rules), a.grad and b.grad are {show(got['grads'])} where the handout's give "
+            f"{show(expected['grads'])}. Restore it from the handout.")
+
+
 def fill(snippet: str, values: dict) -> str:
     text = textwrap.dedent(snippet).strip("\n")
     for name, value in values.items():

@@ -22,8 +22,7 @@ from pathlib import Path
 import nbformat
 
 from .config import KIT_ROOT, load
-
-ENGINES = ("value", "tensor", "dual")
+from .parts import ENGINES
 
 
 class NotebookError(Exception):

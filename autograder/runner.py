@@ -24,6 +24,7 @@ from . import sandbox
 from .config import Grading, Limits
 from .judge import answered
 from .questions import Seed
+from .stubs import Handout, StubError, handout
 from .worker import Answer, Worker, read_files
 
 BUSY_RETRIES = 2
@@ -117,6 +118,11 @@ class LiveReference:
             pytest.exit(f"{folder}: not the reference this grading was given (its files changed since "
                         "the grading began); grade again", returncode=pytest.ExitCode.USAGE_ERROR)
         self.draw = draw
+        try:
+            self.handout = handout(folder)
+        except StubError as error:
+            close(self.worker)
+            pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
         self.answers: dict[str, Answer] = {}
         self.drawn: dict[str, list | None] = {}
         self.names: dict[str, str] = {}  # key -> scenario id, to name a scenario the reference failed
@@ -162,6 +168,7 @@ class SealedReference:
         try:
             sealed = json.loads(data)
             self.seed, records = Seed(sealed["questions"]), sealed["answers"]
+            self.handout = Handout(**sealed["handout"])
         except (ValueError, KeyError, TypeError):
             raise SealError(f"{path}: not a sealed reference this kit can read; seal it again from "
                             "solutions/ with --seal-reference") from None
@@ -198,7 +205,8 @@ def seal(reference: LiveReference, path: Path, seed: Seed) -> list[str]:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(descriptor, "wb") as file:
         os.fchmod(descriptor, 0o600)
-        file.write(json.dumps({"questions": seed.value, "answers": records}).encode())
+        file.write(json.dumps({"questions": seed.value, "handout": asdict(reference.handout),
+                               "answers": records}).encode())
     return []
 
 

@@ -85,7 +85,8 @@ def regions(source: str, where: Path) -> list[Region]:
             if not holders:
                 raise StubError(f"{where}, line {start}: a region outside any function; put it in the body "
                                 "of the function the student writes")
-            found.append(Region(begin["part"], begin["todo"].strip(), holders[-1], begin["indent"], start, number))
+            found.append(Region(begin["part"], begin["todo"].strip(), holders[-1], begin["indent"],
+                                start, number))
             open_at = None
         elif MARKER.match(line):
             raise StubError(f"{where}, line {number}: write the marker as `# BEGIN SOLUTION <part>: <what "
@@ -126,7 +127,7 @@ def stale_student_files(kit: Path) -> list[str]:
         target = kit / "assignments" / path.name
         made = student_source(path.read_text(encoding="utf-8"), path)
         if not target.is_file() or target.read_text(encoding="utf-8") != made:
-            problems.append(f"{target}: not what {path} makes of it; run `autograder stubs` to write it again")
+            problems.append(f"{target}: not what {path} makes of it; write it again with `autograder stubs`")
     return problems
 
 
@@ -141,3 +142,56 @@ def write_student_files(kit: Path) -> list[Path]:
             target.write_text(made, encoding="utf-8")
             changed.append(target)
     return changed
+
+
+# -- the operations of value.py, and which of them are given ------------------------------------------
+
+# The methods behind each operator a snippet can write; every other method that returns a
+# Value is an operation under its own name (`exp`, `tanh`), and the constructor is "Value".
+OPERATORS = {"__add__": "+", "__radd__": "+", "__sub__": "-", "__rsub__": "-", "__mul__": "*",
+             "__rmul__": "*", "__truediv__": "/", "__rtruediv__": "/", "__pow__": "**",
+             "__neg__": "unary -", "__init__": "Value"}
+
+
+def value_operations(source: str, where: Path) -> dict[str, bool]:
+    """Every operation of the Value class in a reference file, and whether it is given: an
+    operation is given when none of the methods behind it holds a marked region. Raises StubError."""
+    tree = ast.parse(source, filename=str(where))
+    stubbed = {region.function for region in regions(source, where)}
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Value"]
+    if not classes:
+        raise StubError(f"{where}: defines no class Value")
+    found: dict[str, bool] = {}
+    for method in (node for node in classes[0].body if isinstance(node, ast.FunctionDef)):
+        returns = ast.unparse(method.returns) if method.returns is not None else ""
+        public = returns == "Value" and not method.name.startswith("_")
+        name = OPERATORS.get(method.name) or (method.name if public else None)
+        if name is not None:
+            found[name] = found.get(name, True) and f"Value.{method.name}" not in stubbed
+    return found
+
+
+@dataclass(frozen=True)
+class Handout:
+    """What the reference's markers say of the student's files: the stubs of each part (as
+    "engine.py Class.method"), and every operation of value.py with whether it is given."""
+
+    stubs: dict[str, list[str]]
+    operations: dict[str, bool]
+
+    @property
+    def given(self) -> list[str]:
+        return [name for name, given in self.operations.items() if given]
+
+    def part_of(self, stub: str) -> str | None:
+        """The part whose stub `stub` ("value.py Value.backward") is, or None when it is given code."""
+        return next((part for part, stubs in self.stubs.items() if stub in stubs), None)
+
+
+def handout(solutions: Path) -> Handout:
+    """The stubs and the given operations of a reference folder's marked files. Raises StubError."""
+    stubs = {part: [f"{engine}.py {function}" for engine, function in found]
+             for part, found in stubs_by_part(solutions).items()}
+    value = solutions / "value.py"
+    operations = value_operations(value.read_text(encoding="utf-8"), value) if value.is_file() else {}
+    return Handout(stubs, operations)

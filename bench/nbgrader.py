@@ -35,9 +35,9 @@ from nbgrader.api import Gradebook  # noqa: E402
 
 from autograder.config import load  # noqa: E402
 from autograder.notebook import grade_id  # noqa: E402
+from autograder.parts import ENGINES  # noqa: E402
 from autograder.staff.notebooks import BEGIN, END  # noqa: E402
 
-ENGINES = ("value", "tensor", "dual")
 ASSIGNMENT = "engines"
 SIZE = 10
 

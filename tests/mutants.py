@@ -42,19 +42,14 @@ from types import ModuleType
 import numpy as np
 from autograding import KIT, autograde_folder
 
+from autograder.parts import ENGINES, declared
 from autograder.staff.release import stubs_of
-
-ENGINES = ("value", "tensor", "dual")
-# Parts that need every operation their run uses: a bug there may cost them as well as its own part.
-TRAINING = {"value": "value.training", "tensor": "tensor.training"}
-# value.stability grades tanh far from zero, so a tanh bug may cost it too.
-SHARES = {"value.tanh": frozenset({"value.stability"})}
 
 
 def may_also_cost(part: str) -> frozenset[str]:
-    """The parts besides its own that a bug in `part`'s stub may cost by the nature of the part."""
-    engine = part.split(".")[0]
-    return SHARES.get(part, frozenset()) | ({TRAINING[engine]} if engine in TRAINING else set())
+    """The parts besides its own that a bug in `part`'s stub may cost by their nature, as the
+    part declares them (`also_costs` of its suite's PART)."""
+    return frozenset(declared()[part].also_costs)
 
 
 # -- the mutants -------------------------------------------------------------------------------------

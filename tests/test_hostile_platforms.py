@@ -26,6 +26,7 @@ from test_gradescope import PEEK, bundle, by_part, image_env, layout, run_autogr
 from test_release import release, student_env  # noqa: F401 - fixtures
 
 from autograder.config import load
+from autograder.parts import ENGINES
 
 KIT = Path(__file__).resolve().parent.parent
 GRADING = load(KIT / "grading.toml")
@@ -75,7 +76,7 @@ def kit_lookalikes(folder: Path, engines: Path, marks: Path) -> None:
     write("grading.toml", grading.replace("points = ", "points = 1000 + "))
     write("autograder/reference.json", "{}")
     # The submission's own engine as the reference would give it every point...
-    for engine in ("value", "tensor", "dual"):
+    for engine in ENGINES:
         write(f"solutions/{engine}.py", (engines / f"{engine}.py").read_text(encoding="utf-8"))
     # ...and the correct engine as a package beside the graded module would too, were it imported.
     write("value/__init__.py", (KIT / "solutions" / "value.py").read_text(encoding="utf-8"))
@@ -197,7 +198,7 @@ def test_a_classroom_repository_uploaded_to_gradescope_scores_its_assignments(
     assert list(marks.iterdir()) == [], log[-3000:]
     assert scores(by_part(results)) == scores(autograde(repository / "assignments"))
     assert by_part(results)["value.mul"]["score"] < GRADING.parts["value.mul"].points
-    for engine in ("value", "tensor", "dual"):
+    for engine in ENGINES:
         assert f"{engine}.py: taken from engines-alice/assignments/{engine}.py" in results["output"]
 
 

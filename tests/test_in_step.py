@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograder.parts import ENGINES
+
 KIT = Path(__file__).resolve().parent.parent
-ENGINES = ("value", "tensor", "dual")
 
 # Every stub of the handout and the part of grading.toml it belongs to.
 STUBS = {

@@ -21,6 +21,7 @@ import pytest
 from conftest import EVERY_SEED
 from corpus import CORPUS, build
 
+from autograder.parts import ENGINES
 from autograder.staff.release import collect
 
 KIT = Path(__file__).resolve().parent.parent
@@ -89,7 +90,7 @@ def rounds(by_part: dict[str, list[str]]) -> list[list[str]]:
 
 def broken_copy(source: Path, folder: Path, names: list[str], kind: str) -> Path:
     folder.mkdir(parents=True)
-    for engine in ("value", "tensor", "dual"):
+    for engine in ENGINES:
         text = (source / f"{engine}.py").read_text(encoding="utf-8")
         (folder / f"{engine}.py").write_text(text + BREAK.format(names=names, kind=kind), encoding="utf-8")
     return folder

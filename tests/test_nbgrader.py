@@ -34,12 +34,12 @@ from nbgrader.apps.api import NbGraderAPI  # noqa: E402
 from nbgrader.coursedir import CourseDirectory  # noqa: E402
 
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
+from autograder.parts import ENGINES  # noqa: E402
 from autograder.staff import intake  # noqa: E402
 from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
-ENGINES = ("value", "tensor", "dual")
 GRADING = load(KIT / "grading.toml")
 MOST = sum(p.points for p in GRADING.parts.values() if not p.bonus)
 BONUS = sum(p.points for p in GRADING.parts.values() if p.bonus)

@@ -21,6 +21,7 @@ import pytest
 
 import autograder
 from autograder.config import load
+from autograder.parts import ENGINES
 from autograder.staff.release import project
 
 KIT = Path(__file__).resolve().parent.parent
@@ -90,7 +91,7 @@ def test_the_handout_grades_as_the_kit_on_every_supported_python(handout, tmp_pa
     for files, expected in (("solutions", dict(VISIBLE)), ("assignments", dict.fromkeys(VISIBLE, 0))):
         copy = tmp_path / f"handout-{files}"
         shutil.copytree(handout, copy)
-        for engine in ("value", "tensor", "dual"):
+        for engine in ENGINES:
             shutil.copyfile(KIT / files / f"{engine}.py", copy / "assignments" / f"{engine}.py")
         done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
                                "--results-json", str(tmp_path / f"{files}.json")],

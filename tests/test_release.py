@@ -28,6 +28,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from autograder.config import load
+from autograder.parts import ENGINES
 from autograder.staff.release import (
     SEALED,
     ReleaseError,
@@ -42,7 +43,6 @@ from autograder.staff.release import (
 
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
-ENGINES = ("value", "tensor", "dual")
 GRADING = load(KIT / "grading.toml")
 AFTER_THE_DUE_DATE = "value.stability"  # what this course shows only after the deadline
 VISIBLE = {part.id for part in GRADING.parts.values()

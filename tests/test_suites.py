@@ -37,7 +37,6 @@ from autograder.misconceptions import CATALOGUE
 from autograder.runner import scenario_key
 
 KIT = Path(__file__).resolve().parent.parent
-ENGINES = ("value", "tensor", "dual")
 # A number as prose writes it: a sign only where no word or digit comes before it, and not
 # the "2" of "2x" nor the "4" of "x^4"-like tokens glued to a letter.
 NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e-?\d+)?)(?!\w|\.\d)")

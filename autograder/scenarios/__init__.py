@@ -32,7 +32,7 @@ class Scenario:
     engine: str  # the submission file it needs, as declared
     reverse: str  # who runs its reverse pass, as declared: "kit", "backward" or "none"
     snippet: str  # its docstring
-    given: frozenset[str]  # the given operations its snippet uses (value scenarios only)
+    operations: frozenset[str]  # what its snippet may use of value.py (value scenarios only)
 
     @property
     def kit_reverse(self) -> bool:
@@ -45,14 +45,6 @@ def sources() -> dict[str, str]:
     """Every scenario module's source, by module name, to send to a worker."""
     return {path.stem: path.read_text(encoding="utf-8")
             for path in sorted(HERE.glob("*.py")) if path.stem != "__init__"}
-
-
-def _constant(module_name: str, name: str) -> object:
-    """A module-level constant of a scenario module, read from its source."""
-    for node in ast.parse(sources()[module_name]).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
-            return ast.literal_eval(node.value)
-    raise LookupError(f"scenarios/{module_name}.py defines no {name}")
 
 
 @cache
@@ -85,7 +77,7 @@ def scenario(scenario_id: str) -> Scenario:
                           "declared with @scenario)")
     snippet = ast.get_docstring(functions[function_name], clean=False) or ""
     return Scenario(id=scenario_id, engine=declared["engine"], reverse=declared["reverse"], snippet=snippet,
-                    given=given_operations_in(snippet) if declared["engine"] == "value" else frozenset())
+                    operations=operations_in(snippet) if declared["engine"] == "value" else frozenset())
 
 
 def every_scenario() -> list[Scenario]:
@@ -94,26 +86,32 @@ def every_scenario() -> list[Scenario]:
             if declaration(function) is not None]
 
 
-# How a snippet's code uses each given operation of value.py (the keys of scenarios/value.py's GIVEN).
-OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Pow: "**"}
+# The operators a snippet can apply to a Value, by the names the kit gives operations (stubs.py).
+OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+FLOATS = ("data", "grad")  # a Value's plain numbers: arithmetic on them is no operation of the engine
 
 
-def given_operations_in(snippet: str) -> frozenset[str]:
-    """The given operations a snippet's code uses: every `+`, `-`, `**`, unary `-` of a
-    non-constant, `.exp()`, `.log()` and `Value(...)` in it."""
+def operations_in(snippet: str) -> frozenset[str]:
+    """The operations of value.py a snippet's code may use: every operator it applies to
+    something other than plain numbers (a constant, `.data`, `.grad`), `Value(...)`, and the
+    name of every method it calls."""
     try:
         tree = ast.parse(_dedent(snippet))
     except SyntaxError:
         return frozenset()
+
+    def plain(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) or (isinstance(node, ast.Attribute) and node.attr in FLOATS)
+
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS \
+                and not (plain(node.left) or plain(node.right)):
             found.add(OPERATORS[type(node.op)])
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
-                and not isinstance(node.operand, ast.Constant):
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not plain(node.operand):
             found.add("unary -")
         elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ("exp", "log"):
+            if isinstance(node.func, ast.Attribute):
                 found.add(node.func.attr)
             elif isinstance(node.func, ast.Name) and node.func.id == "Value":
                 found.add("Value")
@@ -124,5 +122,22 @@ def _dedent(snippet: str) -> str:
     return textwrap.dedent(snippet).strip("\n").replace("{", "").replace("}", "")
 
 
-# The given operations of value.py, each with the expressions its check tries.
-GIVEN: dict[str, str] = _constant("value", "GIVEN")
+BINARY = ("+", "-", "*", "/")
+
+
+def given_checks(operations: list[str]) -> dict[str, list[str]]:
+    """The expressions, in two Value leaves `a` and `b` (both above 0), that the check of the
+    given operations tries for each of `operations`."""
+    checks = {}
+    for name in operations:
+        if name == "Value":
+            checks[name] = ["Value(3)", "Value(a.data)"]
+        elif name == "unary -":
+            checks[name] = ["-a"]
+        elif name == "**":
+            checks[name] = ["a ** 3", "b ** -1", "a ** 0.5"]
+        elif name in BINARY:
+            checks[name] = [f"a {name} b {name} b", f"a {name} 2", f"2 {name} a"]
+        else:
+            checks[name] = [f"a.{name}()", f"b.{name}()"]
+    return checks
