@@ -18,6 +18,7 @@ import pytest
 
 from autograder import judge, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
+from autograder.misconceptions import CATALOGUE
 from autograder.parts import Part
 from autograder.questions import Questions, SecretError, Seed, official_seed, read_secret
 from autograder.runner import LiveReference, Runner, SealedReference, SealError, seal
@@ -216,6 +217,11 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
         scenario = scenarios.scenario(scenario_id)
         # What the test asked, for pytest's own reports (--junitxml): the kit checks its suites with it.
         request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
+        request.node.user_properties.append(("suspects", json.dumps(sorted(suspects or {}))))
+        if unknown := sorted(set(suspects or {}) - CATALOGUE.keys()):
+            pytest.fail(f"Not checked, a fault of the grader: this check names misconception {unknown[0]!r}, "
+                        "which autograder/misconceptions.py does not list. Tell the course staff.",
+                        pytrace=False)
         expected, got, limit = runner.run(scenario_id, kwargs, part)
         loose = tolerance == "training"
         strict = judge.Tolerance(tolerances.rel, tolerances.abs)

@@ -11,9 +11,7 @@ asked for.
 
 from __future__ import annotations
 
-import ast
 import importlib
-import inspect
 import json
 import math
 import os
@@ -22,9 +20,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,25 +29,23 @@ from conftest import SEEDS
 from test_release import only_packages
 
 from autograder import judge, scenarios
+from autograder.config import load
 from autograder.misconceptions import CATALOGUE
 from autograder.runner import scenario_key
+from autograder.staff.check import (
+    NUMBER,
+    Call,
+    calls_of,
+    matches,
+    numbers,
+    numbers_in,
+    part_of,
+    scenario_literals,
+    stated,
+)
 
 KIT = Path(__file__).resolve().parent.parent
-# A number as prose writes it: a sign only where no word or digit comes before it, and not
-# the "2" of "2x" nor the "4" of "x^4"-like tokens glued to a letter.
-NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e-?\d+)?)(?!\w|\.\d)")
 PLACEHOLDER = re.compile(r"\{\w+\}")
-
-
-@dataclass(frozen=True)
-class Call:
-    """One scenario a test asked for, with the reference's answer."""
-
-    test: str  # module:function, parametrizations together
-    docstring: str
-    scenario: str
-    kwargs: dict
-    observations: object
 
 
 @pytest.fixture(scope="module", params=["public", *SEEDS])
@@ -62,18 +56,7 @@ def sealed(request, sealed_at):
 
 @pytest.fixture(scope="module")
 def calls(sealed) -> list[Call]:
-    answers = json.loads(sealed.path.read_text(encoding="utf-8"))["answers"]
-    found = []
-    for case in ElementTree.parse(sealed.junit).iter("testcase"):
-        function_name = case.get("name").split("[")[0]
-        function = getattr(importlib.import_module(case.get("classname")), function_name)
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                scenario_id, kwargs = json.loads(prop.get("value"))
-                answer = answers[scenario_key(scenario_id, kwargs)]
-                found.append(Call(f"{case.get('classname')}:{function_name}",
-                                  judge.fill(inspect.cleandoc(function.__doc__ or ""), kwargs),
-                                  scenario_id, kwargs, answer["observations"]))
+    found = calls_of(KIT, sealed.junit, sealed.path)
     assert len({c.test for c in found}) > 40, "the junit report names too few tests to check anything"
     return found
 
@@ -132,74 +115,11 @@ def test_a_failing_reference_is_the_graders_fault_in_one_line(tmp_path):
 
 # -- numbers stated in docstrings and comments ----------------------------------------------------------
 
-def numbers_in(tree: object) -> list[float]:
-    """Every number of an observation or of arguments, and the length of every list in it."""
-    found = []
-    if isinstance(tree, bool):
-        return found
-    if isinstance(tree, (int, float)):
-        found.append(float(tree))
-    elif isinstance(tree, dict):
-        for value in tree.values():
-            found += numbers_in(value)
-    elif isinstance(tree, (list, tuple)):
-        found.append(float(len(tree)))
-        for item in tree:
-            found += numbers_in(item)
-    return found
-
-
-def literals_in(tree: ast.AST, name: str) -> list[float]:
-    """The numbers written in function `name` of a module and in its module's constants."""
-    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-    constants = [n.value for n in tree.body if isinstance(n, ast.Assign)
-                 and all(isinstance(t, ast.Name) and t.id.isupper() for t in n.targets)]
-    found = []
-    for part in [function, *constants]:
-        for node in ast.walk(part):
-            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-                found += [float(node.value), -float(node.value)]
-    return found
-
-
-def literals_of_test(test: str) -> list[float]:
-    """The numbers a test's own code writes down (the ranges its questions are drawn from)."""
-    module_name, _, name = test.partition(":")
-    return literals_in(ast.parse(Path(importlib.import_module(module_name).__file__).read_text()), name)
-
-
-def literals_of(scenario_id: str) -> list[float]:
-    """The numbers written in a scenario's own code and its module's constants."""
-    module_name, _, name = scenario_id.partition(":")
-    return literals_in(ast.parse(scenarios.sources()[module_name]), name)
-
-
-EXPONENT = re.compile(r"(\*\*|\^)\s*-?\d+(\.\d+)?")
-
-
-def stated(text: str) -> list[str]:
-    """The numbers a text states, leaving out exponents (the 2 of x**2 is notation, not a claim)."""
-    return NUMBER.findall(EXPONENT.sub(" ", text))
-
-
-def matches(written: str, candidates: list[float]) -> bool:
-    """`written` is one of the candidates, to the precision it is written with."""
-    value = float(written)
-    decimals = len(written.split(".")[1]) if "." in written and "e" not in written else 0
-    slack = 0.5 * 10.0 ** -decimals if decimals else 1e-9
-    return any(abs(value - c) <= slack + 1e-9 * abs(c) for c in candidates)
-
-
-def test_every_number_a_test_states_is_the_references_or_its_input(calls):
-    allowed: dict[str, list[float]] = defaultdict(list)
-    docstrings = {}
-    for call in calls:
-        allowed[call.test] += numbers_in(call.kwargs) + numbers_in(call.observations)
-        allowed[call.test] += literals_of(call.scenario) + literals_of_test(call.test)
-        docstrings[call.test] = call.docstring
-    wrong = {test: [n for n in stated(text) if not matches(n, allowed[test])]
-             for test, text in docstrings.items()}
-    assert not {test: numbers for test, numbers in wrong.items() if numbers}
+def test_every_number_a_test_or_a_title_states_is_the_references_or_its_input(calls):
+    """What `autograder check` says of the numbers: at every seed, each number a test's
+    docstring (filled in as a message fills it) or a part's title states is one of its calls'
+    arguments or the reference's answers, or one its code writes down."""
+    assert not numbers(KIT, load(), calls, {call.test: part_of(KIT, call.test) for call in calls})
 
 
 # -- snippets -------------------------------------------------------------------------------------------
@@ -267,7 +187,7 @@ def test_every_snippet_runs_and_prints_the_numbers_of_its_case(calls, handout):
         printed = [float(n) for n in NUMBER.findall(done.stdout)]
         if (lost := missing(shown_numbers(case), printed)) is not None:
             return f"{call.scenario} {call.kwargs}: {lost} is not printed (in order) in {done.stdout[:600]!r}"
-        known = printed + numbers_in(values) + literals_of(call.scenario) + [
+        known = printed + numbers_in(values) + scenario_literals(call.scenario) + [
             float(n) for line in code.splitlines() for n in stated(line.split("#")[0])]
         comments = " ".join(line.split("#", 1)[1] for line in code.splitlines() if "#" in line)
         wrong = [n for n in stated(comments) if not matches(n, known)]

@@ -127,9 +127,10 @@ BINARY = ("+", "-", "*", "/")
 
 def given_checks(operations: list[str]) -> dict[str, list[str]]:
     """The expressions, in two Value leaves `a` and `b` (both above 0), that the check of the
-    given operations tries for each of `operations`."""
+    given operations tries for each of `operations`, by name in sorted order (as the request
+    carries them)."""
     checks = {}
-    for name in operations:
+    for name in sorted(operations):
         if name == "Value":
             checks[name] = ["Value(3)", "Value(a.data)"]
         elif name == "unary -":

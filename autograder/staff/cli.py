@@ -10,6 +10,7 @@ import sys
 COMMANDS = {
     "bulk": "autograder.staff.bulk",
     "release": "autograder.staff.release",
+    "check": "autograder.staff.check",
     "secret": "autograder.staff.secret",
 }
 

@@ -1,0 +1,345 @@
+"""Check that the kit is consistent, as an author changes it: one line per problem, with its fix.
+
+  autograder check          silent (exit status 0) when every check passes, else exit status 1
+
+It collects the suites as pytest does (showing pytest's own errors as pytest printed them),
+grades the reference with them at the public seed, and reads the parts, the marked stubs,
+grading.toml and the misconceptions:
+
+- every part of grading.toml has a suite with tests, and every suite's part is in grading.toml;
+- every marked stub belongs to a part, and assignments/ is what solutions/ makes of it;
+- no part with points grades given code only, and no hidden part has points;
+- no line of a stub's answer stands anywhere in a student file, comments included;
+- every misconception a suite names exists and is declared by its part, and every one of the
+  catalogue is declared by some part;
+- a part's scenarios use no other part's stub, unless that part declares it may cost this one;
+- every number in a part's title and a test's docstring is one the scenarios use;
+- the reference's own time leaves room within the limits of grading.toml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import judge, scenarios
+from ..config import KIT_ROOT, ConfigError, Grading, parse
+from ..misconceptions import CATALOGUE
+from ..parts import Part, PartError, declared, read_declaration
+from ..runner import scenario_key, time_limit
+from ..stubs import OPERATORS, Handout, StubError, engine_files, handout, regions, stale_student_files
+
+# A number as prose writes it: a sign only where no word or digit comes before it, and not
+# the "2" of "2x" nor the "4" of "x^4"-like tokens glued to a letter.
+NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e-?\d+)?)(?!\w|\.\d)")
+EXPONENT = re.compile(r"(\*\*|\^)\s*-?\d+(\.\d+)?")
+ROOM = 3.0  # how many times its own time the reference must be allowed on every scenario
+SHORTEST_ANSWER_LINE = 20  # shorter lines (`return self * other`) say how, not what
+ALWAYS = {"rule-on-the-wrong-node"}  # named by the kit's reverse pass in any part that uses it
+
+
+@dataclass(frozen=True)
+class Call:
+    """One scenario a test asked for, with the reference's answer and time."""
+
+    test: str  # module:function, parametrizations together
+    docstring: str  # filled in with the call's arguments, as a message shows it
+    scenario: str
+    kwargs: dict
+    observations: object
+    seconds: float
+
+
+# -- numbers, as prose states them ---------------------------------------------------------------------
+
+def stated(text: str) -> list[str]:
+    """The numbers a text states, leaving out exponents (the 2 of x**2 is notation, not a claim)."""
+    return NUMBER.findall(EXPONENT.sub(" ", text))
+
+
+def matches(written: str, candidates: list[float]) -> bool:
+    """`written` is one of the candidates, to the precision it is written with."""
+    value = float(written)
+    decimals = len(written.split(".")[1]) if "." in written and "e" not in written else 0
+    slack = 0.5 * 10.0 ** -decimals if decimals else 1e-9
+    return any(abs(value - c) <= slack + 1e-9 * abs(c) for c in candidates)
+
+
+def numbers_in(tree: object) -> list[float]:
+    """Every number of an observation or of arguments, and the length of every list in it."""
+    if isinstance(tree, bool):
+        return []
+    if isinstance(tree, (int, float)):
+        return [float(tree)]
+    if isinstance(tree, dict):
+        return [n for value in tree.values() for n in numbers_in(value)]
+    if isinstance(tree, (list, tuple)):
+        return [float(len(tree))] + [n for item in tree for n in numbers_in(item)]
+    return []
+
+
+def literals_in(tree: ast.Module, name: str) -> list[float]:
+    """The numbers written in function `name` of a module and in its module's constants, both signs."""
+    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    constants = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                 and all(isinstance(t, ast.Name) and t.id.isupper() for t in n.targets)]
+    return [sign * float(node.value) for part in [function, *constants] for node in ast.walk(part)
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float) for sign in (1, -1)]
+
+
+def scenario_literals(scenario_id: str) -> list[float]:
+    """The numbers written in a scenario's own code and its module's constants."""
+    module_name, _, name = scenario_id.partition(":")
+    return literals_in(ast.parse(scenarios.sources()[module_name]), name)
+
+
+def suite_of(kit: Path, test: str) -> Path:
+    """The suite file of a test named as pytest's report names it, `...suites.test_value_mul:name`."""
+    return kit / "autograder" / "suites" / (test.partition(":")[0].rsplit(".", 1)[-1] + ".py")
+
+
+def test_literals(kit: Path, test: str) -> list[float]:
+    """The numbers a test's own code writes down (the ranges its questions are drawn from)."""
+    return literals_in(ast.parse(suite_of(kit, test).read_text(encoding="utf-8")), test.partition(":")[2])
+
+
+test_literals.__test__ = False  # a helper, though its name starts like a test's
+
+
+def docstring_of(kit: Path, test: str) -> str:
+    """A test's docstring, read from its suite's source."""
+    tree = ast.parse(suite_of(kit, test).read_text(encoding="utf-8"))
+    name = test.partition(":")[2]
+    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    return ast.get_docstring(function) or ""
+
+
+def calls_of(kit: Path, junit: Path, sealed: Path) -> list[Call]:
+    """Every scenario call of a graded run of the reference, from pytest's report (--junitxml)
+    and the sealed answers of the same run."""
+    answers = json.loads(sealed.read_text(encoding="utf-8"))["answers"]
+    found = []
+    for case in ElementTree.parse(junit).iter("testcase"):
+        test = f"{case.get('classname')}:{case.get('name').split('[')[0]}"
+        for prop in case.iter("property"):
+            if prop.get("name") == "scenario":
+                scenario_id, kwargs = json.loads(prop.get("value"))
+                answer = answers[scenario_key(scenario_id, kwargs)]
+                found.append(Call(test, judge.fill(docstring_of(kit, test), kwargs), scenario_id, kwargs,
+                                  answer["observations"], answer["seconds"]))
+    return found
+
+
+# -- the checks ----------------------------------------------------------------------------------------
+
+def parts_and_suites(grading: Grading, parts: dict[str, Part], tests: dict[str, int]) -> list[str]:
+    problems = [f"grading.toml: [parts.\"{part}\"] has no suite; write autograder/suites/{Part(part).suite}, "
+                "or remove the table" for part in grading.parts if part not in parts]
+    problems += [f"autograder/suites/{part.suite}: part {part.id!r} is not in grading.toml; add "
+                 f"[parts.\"{part.id}\"] with its title and points" for part in parts.values()
+                 if part.id not in grading.parts]
+    problems += [f"autograder/suites/{part.suite}: holds no test; write one, or remove the part"
+                 for part in parts.values() if part.id in grading.parts and not tests.get(part.id)]
+    for part in parts.values():
+        problems += [f"autograder/suites/{part.suite}: also_costs names {other!r}, which is not a part"
+                     for other in part.also_costs if other not in parts]
+    return problems
+
+
+def stubs_and_points(grading: Grading, parts: dict[str, Part], marked: Handout) -> list[str]:
+    problems = [f"solutions/: {', '.join(stubs)} marked for part {part!r}, which no suite declares; "
+                "fix the marker or write the part's suite" for part, stubs in marked.stubs.items()
+                if part not in parts]
+    costing = {other for part in parts.values() if part.id in marked.stubs for other in part.also_costs}
+    for part in grading.parts.values():
+        if part.points and part.id not in marked.stubs and part.id not in costing:
+            problems.append(f"grading.toml: part {part.id!r} is worth {part.points:g} points but grades "
+                            "given code only (no region of solutions/ is marked for it, and no part's "
+                            "also_costs names it); make it worth 0, or mark its stub")
+        if part.points and part.visibility != "visible":
+            problems.append(f"grading.toml: part {part.id!r} is {part.visibility} and worth {part.points:g} "
+                            "points, which hides every student's total on Gradescope until it is shown; "
+                            'make it "visible", or worth 0')
+    return problems
+
+
+def answers_handed_out(kit: Path) -> list[str]:
+    """Where a line of a stub's answer stands in a student file (given code, docstrings and
+    comments included). Lines that several places of the student files share (`return out`,
+    wrapping a number) are the pattern every operation follows, and not an answer."""
+    handed: dict[str, set[str]] = defaultdict(set)
+    for path in engine_files(kit / "assignments"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                handed[line.strip()].add(f"{path.name}, line {number}")
+    problems = []
+    for path in engine_files(kit / "solutions"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for region in regions("\n".join(lines), path):
+            for line in lines[region.first:region.last - 1]:
+                holders = handed.get(line.strip(), set())
+                if len(line.strip()) >= SHORTEST_ANSWER_LINE and len(holders) == 1:
+                    problems.append(f"assignments/{next(iter(holders))} hands out a line of the answer to "
+                                    f"{region.function} ({region.part}): {line.strip()}; rewrite it")
+    return problems
+
+
+def misconceptions(parts: dict[str, Part], named: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for part in parts.values():
+        unknown = set(part.misconceptions) - CATALOGUE.keys()
+        problems += [f"autograder/suites/{part.suite}: declares misconception {name!r}, which "
+                     "autograder/misconceptions.py does not list; fix the id or add it to the catalogue"
+                     for name in sorted(unknown)]
+        for name in sorted(named.get(part.id, set()) - set(part.misconceptions) - ALWAYS):
+            where = "does not list" if name not in CATALOGUE else "lists, but the part does not declare"
+            problems.append(f"autograder/suites/{part.suite}: a test names misconception {name!r}, which "
+                            f"autograder/misconceptions.py {where}; fix the id, or declare it")
+    reached = {name for part in parts.values() for name in part.misconceptions} | ALWAYS
+    problems += [f"autograder/misconceptions.py: {name!r} is declared by no part, so no suite can name it; "
+                 "declare it in the PART of the suite that tells it apart, or remove it"
+                 for name in CATALOGUE if name not in reached]
+    return problems
+
+
+def borrowed_stubs(parts: dict[str, Part], marked: Handout, calls: list[Call],
+                   owner_of: dict[str, str]) -> list[str]:
+    """A part whose scenarios use an operation that is another part's stub, unless that part
+    declares that a bug in it may cost this one."""
+    owner = {}
+    for part, stubs in marked.stubs.items():
+        for stub in stubs:
+            engine, function = stub.split(" ")
+            if engine == "value.py":
+                method = function.split(".")[-1]
+                owner[OPERATORS.get(method, method)] = part
+    problems = set()
+    for call in calls:
+        part = owner_of[call.test]
+        for operation in scenarios.scenario(call.scenario).operations:
+            stub_part = owner.get(operation)
+            if stub_part and stub_part != part and part not in parts[stub_part].also_costs \
+                    and operation in marked.operations:
+                problems.add(f"autograder/suites/{parts[part].suite}: {call.scenario} uses `{operation}`, "
+                             f"the stub of {stub_part}, so a bug there would cost {part}: build it from "
+                             f"given operations, or add {part!r} to also_costs in {parts[stub_part].suite}")
+    return sorted(problems)
+
+
+def numbers(kit: Path, grading: Grading, calls: list[Call], owner_of: dict[str, str]) -> list[str]:
+    allowed: dict[str, list[float]] = defaultdict(list)
+    by_part: dict[str, list[float]] = defaultdict(list)
+    docstrings = {}
+    for call in calls:
+        found = numbers_in(call.kwargs) + numbers_in(call.observations) + scenario_literals(call.scenario)
+        allowed[call.test] += found + test_literals(kit, call.test)
+        by_part[owner_of[call.test]] += found
+        docstrings[call.test] = call.docstring
+    problems = [f"autograder/suites/{suite_of(Path(), test).name}, {test.partition(':')[2]}: its docstring "
+                f"states {wrong}, which the scenario it asks for no longer uses; bring it up to date"
+                for test, text in docstrings.items()
+                if (wrong := [n for n in stated(text) if not matches(n, allowed[test])])]
+    for part in grading.parts.values():
+        title = re.sub(r"`[^`]*`", "", part.title)  # code in backticks is not a claim
+        if part.id in by_part and (wrong := [n for n in stated(title) if not matches(n, by_part[part.id])]):
+            problems.append(f"grading.toml: the title of {part.id!r} states {wrong}, which its scenarios no "
+                            "longer use; bring the title up to date")
+    return problems
+
+
+def room(grading: Grading, calls: list[Call]) -> list[str]:
+    limits = grading.limits
+    tight = sorted({(call.seconds, call.scenario) for call in calls
+                    if time_limit(limits, call.seconds) < ROOM * call.seconds})
+    if not tight:
+        return []
+    seconds, scenario = tight[-1]
+    return [f"{grading.source}: [limits] time_multiplier = {limits.time_multiplier:g} and "
+            f"time_floor_seconds = {limits.time_floor_seconds:g} leave the reference's own {scenario} "
+            f"({seconds:.3f} s of CPU) "
+            f"less than {ROOM:g} times its time, and {len(tight)} scenario(s) in all; raise them, or the "
+            "reference itself will fail at random"]
+
+
+# -- running it ------------------------------------------------------------------------------------------
+
+def grade_reference(kit: Path, folder: Path) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """The reference graded by its own suites at the public seed: pytest's run, the sealed
+    answers (with each scenario's time) and pytest's report (with every call and suspect)."""
+    sealed, junit = folder / "reference.json", folder / "junit.xml"
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                           "--submission", str(kit / "solutions"), "--reference", str(kit / "solutions"),
+                           "--seal-reference", str(sealed), "--junitxml", str(junit)],
+                          cwd=kit, capture_output=True, text=True, check=False)
+    return done, sealed, junit
+
+
+def suspects_named(junit: Path) -> dict[str, set[str]]:
+    """Module:function -> the misconception ids its grade() calls named as suspects."""
+    named: dict[str, set[str]] = defaultdict(set)
+    for case in ElementTree.parse(junit).iter("testcase"):
+        test = f"{case.get('classname')}:{case.get('name').split('[')[0]}"
+        for prop in case.iter("property"):
+            if prop.get("name") == "suspects":
+                named[test].update(json.loads(prop.get("value")))
+    return named
+
+
+def part_of(kit: Path, test: str) -> str:
+    """The part a test counts for: the PART its suite declares."""
+    return read_declaration(suite_of(kit, test)).id
+
+
+def problems_of(kit: Path = KIT_ROOT) -> list[str]:
+    """Every inconsistency of the kit in `kit`, one line each with its fix; empty when there is none."""
+    from .release import ReleaseError, collect, tail
+
+    try:
+        grading = parse(kit / "grading.toml")
+        parts = declared(kit / "autograder" / "suites")
+        marked = handout(kit / "solutions")
+        tests = collect(kit)
+    except (ConfigError, PartError, StubError, ReleaseError) as error:
+        return [str(error)]
+    count: dict[str, int] = defaultdict(int)
+    for test in tests:
+        count[test.part] += 1
+    problems = stale_student_files(kit) + parts_and_suites(grading, parts, count)
+    problems += stubs_and_points(grading, parts, marked) + answers_handed_out(kit)
+    with tempfile.TemporaryDirectory(prefix="autograder-check-") as scratch:
+        done, sealed, junit = grade_reference(kit, Path(scratch))
+        if not sealed.is_file() or not junit.is_file():
+            return problems + ["the reference does not answer every scenario of its own suites; fix "
+                               f"solutions/ or the suites. pytest said:\n{tail(done.stdout)}"]
+        calls, named = calls_of(kit, junit, sealed), suspects_named(junit)
+    if done.returncode != 0:
+        problems.append("the reference loses points on its own suites; fix solutions/ or the suites. pytest "
+                        f"said:\n{tail(done.stdout)}")
+    parts_named: dict[str, set[str]] = defaultdict(set)
+    for test, names in named.items():
+        parts_named[part_of(kit, test)] |= names
+    owner = {call.test: part_of(kit, call.test) for call in calls}
+    problems += misconceptions(parts, parts_named)
+    problems += borrowed_stubs(parts, marked, calls, owner)
+    problems += numbers(kit, grading, calls, owner)
+    return problems + room(grading, calls)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def run(args: argparse.Namespace) -> int:
+    problems = problems_of()
+    for problem in problems:
+        print(f"autograder check: {problem}")
+    return 1 if problems else 0
