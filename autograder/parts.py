@@ -45,6 +45,24 @@ class Part:
         return suite_name(self.id)
 
 
+def declaration(part: Part) -> str:
+    """The source of `PART = Part(...)` for a part, in the kit's style (lines of at most 100)."""
+    head = f"PART = Part({part.id!r}".replace("'", '"')
+    fields = [(name, getattr(part, name)) for name in ("also_costs", "misconceptions") if getattr(part, name)]
+    line = head
+    for name, values in fields:
+        items = ", ".join(f'"{value}"' for value in values) + ("," if len(values) == 1 else "")
+        pad = " " * (len("PART = Part(") + len(name) + 2)
+        words, rows = items.split(" "), [""]
+        for word in words:
+            rows[-1] += ("" if not rows[-1] else " ") + word
+            if len(pad) + len(rows[-1]) > 90:
+                rows.append("")
+        text = f"{name}=(" + f"\n{pad}".join(row for row in rows if row) + ")"
+        line += ",\n" + " " * len("PART = Part(") + text
+    return line + ")"
+
+
 def suite_name(part_id: str) -> str:
     """`value.mul` -> `test_value_mul.py`."""
     return "test_" + part_id.replace(".", "_") + ".py"

@@ -1,17 +1,42 @@
-"""The `autograder` command for course staff: one subcommand per job."""
+"""The `autograder` command for course staff: one subcommand per job.
+
+A subcommand's module is imported only when it runs, so that a missing extra costs only the
+subcommands that need it, with one line that names it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+from dataclasses import dataclass
 
-# subcommand -> module that defines `add_arguments(parser)` and `run(args) -> int`
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its module, which defines `add_arguments(parser)` and `run(args) -> int`
+    (or the functions named here), what it does, and the extra its module needs."""
+
+    module: str
+    summary: str
+    extra: str = ""
+    add: str = "add_arguments"
+    run: str = "run"
+
+
 COMMANDS = {
-    "bulk": "autograder.staff.bulk",
-    "release": "autograder.staff.release",
-    "check": "autograder.staff.check",
-    "secret": "autograder.staff.secret",
+    "bulk": Command("autograder.staff.bulk", "grade a class of submissions into a gradebook, grades.csv and "
+                    "feedback", extra="staff"),
+    "release": Command("autograder.staff.release", "build the student handout, a Gradescope bundle or "
+                       "nbgrader notebooks"),
+    "check": Command("autograder.staff.check", "check that the kit is consistent: one line per problem, with "
+                     "its fix"),
+    "stubs": Command("autograder.staff.authoring", "write assignments/ from the marked regions of solutions/",
+                     add="add_stubs_arguments", run="run_stubs"),
+    "part": Command("autograder.staff.authoring", "make a given method a stub part, or a part's stubs given "
+                    "code"),
+    "secret": Command("autograder.staff.secret", "make the course's secret that official gradings draw their "
+                      "questions from"),
 }
 
 
@@ -24,21 +49,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    modules = {}
-    for name, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            continue
-        modules[name] = module
-        module.add_arguments(commands.add_parser(name, help=module.__doc__.splitlines()[0],
-                                                 description=module.__doc__))
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="autograder", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = next((word for word in argv if not word.startswith("-")), None)
+    for name, command in COMMANDS.items():
+        sub = commands.add_parser(name, help=command.summary, description=command.summary)
+        if name == chosen:
+            try:
+                module = importlib.import_module(command.module)
+            except ModuleNotFoundError as error:
+                print(f"autograder {name}: needs {error.name}, which comes with the kit's "
+                      f"{command.extra or 'staff'} extra: pip install -e '.[{command.extra or 'staff'}]'",
+                      file=sys.stderr)
+                return 2
+            getattr(module, command.add)(sub)
+            sub.set_defaults(run=getattr(module, command.run))
     args = parser.parse_args(argv)
-    return modules[args.command].run(args)
+    return args.run(args)
 
 
 if __name__ == "__main__":

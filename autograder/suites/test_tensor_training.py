@@ -9,7 +9,8 @@ from autograder.datasets import grading_data
 from autograder.judge import raised_saying
 from autograder.parts import Part
 
-PART = Part("tensor.training", misconceptions=("unbroadcast-leading-axes",))
+PART = Part("tensor.training",
+            misconceptions=("unbroadcast-leading-axes",))
 
 # An operand's gradient that kept the batch axis cannot be added into the operand's own .grad.
 NOT_SUMMED = raised_saying("ValueError", "non-broadcastable output operand")

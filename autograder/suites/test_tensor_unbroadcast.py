@@ -10,7 +10,8 @@ import pytest
 from autograder.judge import arrays_at, raised_saying, shape_is
 from autograder.parts import Part
 
-PART = Part("tensor.unbroadcast", also_costs=("tensor.training",),
+PART = Part("tensor.unbroadcast",
+            also_costs=("tensor.training",),
             misconceptions=("unbroadcast-no-keepdims", "unbroadcast-leading-axes"))
 
 

@@ -1,7 +1,7 @@
 """value.backward: the order of the reverse pass, and accumulation across calls.
 
-The graphs use only given operations (+, -, **, exp, log), so these tests need nothing but
-backward() itself.
+The graphs use only given operators (+, - and ** with a number), so these tests need nothing
+but backward() itself.
 """
 
 import pytest
@@ -10,7 +10,8 @@ from autograder.judge import numbers_at, sequence
 from autograder.parts import Part
 from autograder.suites.loops import lesson_loop, trained
 
-PART = Part("value.backward", also_costs=("value.training",),
+PART = Part("value.backward",
+            also_costs=("value.training",),
             misconceptions=("no-topological-order", "backward-runs-no-rule", "root-not-seeded",
                             "root-accumulates", "backward-clears"))
 
@@ -88,7 +89,7 @@ def test_a_chain_a_thousand_deep(grade, ask):
 
 
 def test_a_mixed_graph(grade, ask):
-    """exp, log, powers and sums with shared values, at seeded random inputs."""
+    """Powers and sums with shared values, at seeded random inputs."""
     grade("value:mixed_graph", seed=ask.seed(5), count=10, suspects=NO_ORDER)
 
 

@@ -11,5 +11,5 @@ PART = Part("value.given")
 
 
 def test_the_given_operations(grade, given):
-    """The constructor, +, -, unary -, ** and exp and log, on small graphs of two leaves."""
+    """Every given operation of value.py, on small graphs of two leaves."""
     grade("value:given_operations", **given)

@@ -5,7 +5,8 @@ import pytest
 from autograder.judge import ratio, unwrapped
 from autograder.parts import Part
 
-PART = Part("value.mul", also_costs=("value.training",),
+PART = Part("value.mul",
+            also_costs=("value.training",),
             misconceptions=("ignores-upstream", "overwrites-gradient", "number-not-wrapped",
                             "rule-on-the-wrong-node"))
 

@@ -5,9 +5,9 @@ import pytest
 from autograder.judge import lost_a_contribution, ratio
 from autograder.parts import Part
 
-PART = Part("value.relu", also_costs=("value.training",),
-            misconceptions=("relu-gate", "ignores-upstream", "overwrites-gradient",
-                            "rule-on-the-wrong-node"))
+PART = Part("value.relu",
+            also_costs=("value.training",),
+            misconceptions=("relu-gate", "ignores-upstream", "overwrites-gradient", "rule-on-the-wrong-node"))
 
 
 def wrong_side(expected, got):

@@ -4,7 +4,8 @@ import pytest
 
 from autograder.parts import Part
 
-PART = Part("value.stability", misconceptions=("tanh-overflow",))
+PART = Part("value.stability",
+            misconceptions=("tanh-overflow",))
 
 
 def overflowed(expected, got):

@@ -3,7 +3,8 @@
 from autograder.judge import lost_a_contribution, ratio
 from autograder.parts import Part
 
-PART = Part("value.tanh", also_costs=("value.stability",),
+PART = Part("value.tanh",
+            also_costs=("value.stability",),
             misconceptions=("tanh-derivative-of-input", "ignores-upstream", "overwrites-gradient",
                             "rule-on-the-wrong-node"))
 

@@ -9,7 +9,8 @@ from autograder.datasets import grading_data
 from autograder.judge import unwrapped
 from autograder.parts import Part
 
-PART = Part("value.training", misconceptions=("number-not-wrapped",))
+PART = Part("value.training",
+            misconceptions=("number-not-wrapped",))
 
 
 def test_a_network_on_moons(grade, ask):

@@ -6,8 +6,8 @@ from autograder.judge import lost_a_contribution, ratio, unwrapped
 from autograder.parts import Part
 
 PART = Part("value.truediv",
-            misconceptions=("quotient-rule", "ignores-upstream", "overwrites-gradient",
-                            "number-not-wrapped", "rule-on-the-wrong-node"))
+            misconceptions=("quotient-rule", "ignores-upstream", "overwrites-gradient", "number-not-wrapped",
+                            "rule-on-the-wrong-node"))
 
 
 def sign_of_b(expected, got):

@@ -3,7 +3,8 @@
 from autograder.parts import Part
 from autograder.suites.loops import lesson_loop, trained
 
-PART = Part("value.zero_grad", also_costs=("value.training",),
+PART = Part("value.zero_grad",
+            also_costs=("value.training",),
             misconceptions=("zero-grad-self-only", "zero-grad-leaves-only"))
 
 
