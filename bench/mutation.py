@@ -25,9 +25,10 @@ KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT / "tests"))  # the mutants, the corpus and the TA's way of grading live there
 
 from autograding import autograde_folder  # noqa: E402
-from mutants import collected_tests, corpus_bugs, grade_all, mutation_run, unfailed  # noqa: E402
+from corpus import bug_folders  # noqa: E402
 
 from autograder.config import load  # noqa: E402
+from autograder.staff.mutation import collected_tests, grade_all, mutation_run, unfailed  # noqa: E402
 
 
 def main() -> None:
@@ -42,7 +43,7 @@ def main() -> None:
         sealing = time.perf_counter() - start
         run = mutation_run(sealed, scratch / "mutants", jobs, parts=list(load().parts))
         start = time.perf_counter()
-        bugs = grade_all(corpus_bugs(scratch / "bugs"), sealed, scratch / "bugs", jobs)
+        bugs = grade_all(bug_folders(scratch / "bugs", KIT / "solutions"), sealed, scratch / "bugs", jobs)
         corpus = time.perf_counter() - start
         nothing = unfailed(collected_tests(), [*run.grades.values(), *bugs.values()])
     print(run.report())

@@ -409,3 +409,13 @@ GIVEN_CHANGES["+ numbers"] = Submission("add-refuses-numbers", (Edit(
     "value", '        other = other if isinstance(other, Value) else Value(other)\n'
              '        out = Value(self.data + other.data, (self, other), "+")',
     '        out = Value(self.data + other.data, (self, other), "+")'),))
+
+
+def bug_folders(scratch: Path, reference: Path) -> dict[str, Path]:
+    """The single bugs, and the changes to the given code, each built into a folder of
+    `scratch`: name -> folder."""
+    folders = {}
+    for n, submission in enumerate([*BUGS, *GIVEN_CHANGES.values()]):
+        folders[submission.name] = scratch / f"bug-{n}"
+        build(submission, reference, folders[submission.name])
+    return folders

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 from conftest import SEEDS
-from corpus import BUGS, CORRECT, Submission, build
-from mutants import (
+from corpus import BUGS, CORRECT, Submission, bug_folders, build
+
+from autograder.config import load
+from autograder.staff.mutation import (
     ENGINES,
     KIT,
     Grade,
@@ -26,7 +28,6 @@ from mutants import (
     MutationRun,
     Probe,
     collected_tests,
-    corpus_bugs,
     generate,
     grade_all,
     killed_at,
@@ -35,8 +36,6 @@ from mutants import (
     stubs,
     unfailed,
 )
-
-from autograder.config import load
 
 SOLUTIONS = KIT / "solutions"
 PARTS = list(load().parts)
@@ -64,7 +63,7 @@ def run(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> MutationR
 def bug_grades(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Grade]:
     """The single bugs of tests/corpus.py, graded test by test."""
     scratch = tmp_path_factory.mktemp("bugs")
-    return grade_all(corpus_bugs(scratch), sealed_reference.path, scratch, CORES)
+    return grade_all(bug_folders(scratch, SOLUTIONS), sealed_reference.path, scratch, CORES)
 
 
 def as_mutants(submission: Submission, folder: Path) -> list[Mutant]:

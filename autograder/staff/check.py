@@ -172,6 +172,23 @@ def stubs_and_points(grading: Grading, parts: dict[str, Part], marked: Handout) 
     return problems
 
 
+def undocumented_stubs(kit: Path) -> list[str]:
+    """A stub is teaching material: it says what to do and which rule to follow."""
+    problems = []
+    for path in engine_files(kit / "solutions"):
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        for function in sorted({region.function for region in regions(source, path)}):
+            owner, _, name = function.rpartition(".")
+            body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner),
+                        tree.body) if owner else tree.body
+            node = next(n for n in body if isinstance(n, ast.FunctionDef) and n.name == name)
+            if not ast.get_docstring(node):
+                problems.append(f"solutions/{path.name}: the stub {function} has no docstring; say what it "
+                                "returns and which rule it follows (the student reads it)")
+    return problems
+
+
 def answers_handed_out(kit: Path) -> list[str]:
     """Where a line of a stub's answer stands in a student file (given code, docstrings and
     comments included). Lines that several places of the student files share (`return out`,
@@ -314,7 +331,7 @@ def problems_of(kit: Path = KIT_ROOT) -> list[str]:
     for test in tests:
         count[test.part] += 1
     problems = stale_student_files(kit) + parts_and_suites(grading, parts, count)
-    problems += stubs_and_points(grading, parts, marked) + answers_handed_out(kit)
+    problems += stubs_and_points(grading, parts, marked) + answers_handed_out(kit) + undocumented_stubs(kit)
     with tempfile.TemporaryDirectory(prefix="autograder-check-") as scratch:
         done, sealed, junit = grade_reference(kit, Path(scratch))
         if not sealed.is_file() or not junit.is_file():

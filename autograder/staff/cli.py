@@ -35,6 +35,7 @@ COMMANDS = {
                      add="add_stubs_arguments", run="run_stubs"),
     "part": Command("autograder.staff.authoring", "make a given method a stub part, or a part's stubs given "
                     "code"),
+    "mutate": Command("autograder.staff.mutation", "mutation testing of the suites, for some parts or all"),
     "secret": Command("autograder.staff.secret", "make the course's secret that official gradings draw their "
                       "questions from"),
 }

@@ -14,6 +14,7 @@ that dies, is stopped with everything it started; the next submission gets a new
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -21,6 +22,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -195,6 +197,59 @@ class Graders:
                 grader.process.wait(GRACE_SECONDS)
             if grader.alive():
                 grader.kill()
+
+
+class Pool:
+    """Grading processes that stay, each lent to one grading at a time, for a program that grades
+    many folders (the kit's own tests, mutation testing) and has no run to interrupt."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.idle: list[Grader] = []
+        self.lock = threading.Lock()
+        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-graders-"))
+        self.env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+
+    def grade(self, options: list[str], log: Path, cap: float) -> int | None:
+        """pytest's exit status for `pytest autograder OPTIONS`, its output in `log`; None when
+        the grading process died or took longer than `cap` seconds (it is then stopped)."""
+        with self.lock:
+            grader = self.idle.pop() if self.idle else None
+        if grader is None or not grader.alive():
+            grader = Grader(self.env, self.scratch)
+        code = grader.grade(pytest_args(*options), log, cap)
+        if code is None:
+            grader.stop()
+            return None
+        with self.lock:
+            self.idle.append(grader)
+        return code
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for grader in idle:
+            grader.close()
+            grader.process.wait()
+
+
+_pools: list[Pool] = []
+GRADING_SECONDS = 1800  # a grading that takes this long is stuck: a normal one takes seconds
+
+
+def grade_folder(submission: Path, results: Path, *options: str) -> dict[str, dict]:
+    """Grade `submission` as `pytest autograder` does, in a grading process that stays (one pool
+    per program); results.json's entries by part id. Raises RuntimeError when no results came."""
+    if not _pools:
+        _pools.append(Pool())
+        atexit.register(_pools[0].close)
+    log = results.with_name(results.name + ".log")
+    code = _pools[0].grade(["--submission", str(submission), "--results-json", str(results), *options], log,
+                           GRADING_SECONDS)
+    if code not in (0, 1) or not results.is_file():  # 0: all passed, 1: some failed
+        output = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+        raise RuntimeError(f"grading {submission} stopped with exit status {code} and no results.json; "
+                           f"its output ends with:\n{output[-3000:]}")
+    return {test["tags"][0]: test for test in json.loads(results.read_text(encoding="utf-8"))["tests"]}
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Mutation testing of the suites: one-edit mutants of the reference's stub bodies, a probe
 that tells which of them change behaviour at all, and the grading of a folder test by test.
 
-The stubs are the functions of assignments/*.py marked `# TODO(<part>)`; their complete
-bodies are the reference's, in solutions/*.py. `generate()` makes every mutant that one small
+  autograder mutate [PART ...] [--jobs N]     the report below, for those parts (default: all)
+
+The stubs are the marked regions of solutions/*.py (stubs.py), with the functions that hold
+them. `generate()` makes every mutant that one small
 edit of those bodies (their closures included) gives: `+=` to `=`, an arithmetic operator or
 a comparison swapped, a constant changed, a statement deleted, `reversed(x)` to `x`, a name
 swapped for another of the same scope, a tuple's element duplicated, dropped or moved. Each
@@ -15,22 +17,25 @@ in this process under fresh names, and compares every value, gradient and except
 mutant it cannot tell from the reference is equivalent. The programs keep to behaviour that
 every correct implementation shares (tests/test_mutation.py checks that on the corpus).
 
-`grade()` grades a folder as a TA does (tests/autograding.py) and adds pytest's own
---junitxml, so that every test's outcome is known as well as every part's score;
-`mutation_run()` does all three and `MutationRun.report()` prints the score.
+`grade()` grades a folder as a TA does, in grading processes that stay (graders.py), and
+adds pytest's own --junitxml, so that every test's outcome is known as well as every part's
+score; `mutation_run()` does all three and `MutationRun.report()` prints the score.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import contextlib
 import difflib
 import importlib.util
 import io
 import math
+import os
 import random
 import signal
 import sys
+import tempfile
 import time
 import tokenize
 import xml.etree.ElementTree as ElementTree
@@ -40,10 +45,11 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
-from autograding import KIT, autograde_folder
 
-from autograder.parts import ENGINES, declared
-from autograder.staff.release import stubs_of
+from ..config import KIT_ROOT as KIT
+from ..parts import ENGINES, declared
+from ..stubs import regions
+from .graders import grade_folder
 
 
 def may_also_cost(part: str) -> frozenset[str]:
@@ -379,12 +385,13 @@ def _describe(reference: str, mutated: str) -> tuple[int, str]:
 
 
 def stubs(kit: Path = KIT) -> dict[str, dict[str, str]]:
-    """engine -> {qualified name of a stub function -> its part}, from assignments/*.py's TODOs."""
+    """engine -> {qualified name of a stub function -> its part}, from solutions/*.py's markers."""
     found: dict[str, dict[str, str]] = {}
     for engine in ENGINES:
-        for part, names in stubs_of(kit / "assignments" / f"{engine}.py").items():
-            for name in names:
-                found.setdefault(engine, {})[name] = part
+        path = kit / "solutions" / f"{engine}.py"
+        if path.is_file():
+            for region in regions(path.read_text(encoding="utf-8"), path):
+                found.setdefault(engine, {})[region.function] = region.part
     return found
 
 
@@ -398,10 +405,14 @@ def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
     yield from visit(tree, "")
 
 
-def generate(kit: Path = KIT) -> list[Mutant]:
-    """Every one-edit mutant of the stub bodies of solutions/*.py, in file order, none twice."""
+def generate(kit: Path = KIT, parts: list[str] | None = None) -> list[Mutant]:
+    """Every one-edit mutant of the stub bodies of solutions/*.py (of `parts` only, when given),
+    in file order, none twice."""
     mutants: list[Mutant] = []
-    for engine, owners in stubs(kit).items():
+    for engine, every in stubs(kit).items():
+        owners = {name: part for name, part in every.items() if parts is None or part in parts}
+        if not owners:
+            continue
         path = kit / "solutions" / f"{engine}.py"
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text)
@@ -412,7 +423,7 @@ def generate(kit: Path = KIT) -> list[Mutant]:
             raise MutantError(f"solutions/{engine}.py has no function {', '.join(missing)}, which "
                               f"assignments/{engine}.py marks as a stub; the two files must match")
         seen = {text}
-        kinds = _kinds([function for name, function in functions.items() if name in owners])
+        kinds = _kinds([function for name, function in functions.items() if name in every])
         for qualname, function in functions.items():
             if qualname not in owners:
                 continue
@@ -869,8 +880,8 @@ def grade(folder: Path, sealed: Path, scratch: Path, seed: str = "public",
     junit = scratch / "junit.xml"
     start = time.perf_counter()
     chosen = ("-k", " or ".join(modules)) if modules else ()
-    parts = autograde_folder(folder, scratch / "results.json", "--reference", str(sealed),
-                             "--junitxml", str(junit), "--grading-seed", seed, *chosen)
+    parts = grade_folder(folder, scratch / "results.json", "--reference", str(sealed),
+                         "--junitxml", str(junit), "--grading-seed", seed, *chosen)
     return Grade({part: (entry["score"], entry["max_score"]) for part, entry in parts.items()},
                  _outcomes(junit), {part: entry["output"] for part, entry in parts.items()
                                     if entry["score"] < entry["max_score"]},
@@ -990,9 +1001,10 @@ def _indent(text: str, spaces: int) -> str:
 
 def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,
                  parts: list[str] | None = None) -> MutationRun:
-    """Generate, probe (in this process, main thread), then grade every behaviour-changing mutant."""
+    """Generate, probe (in this process, main thread), then grade every behaviour-changing
+    mutant; with `parts`, of those parts' stubs only."""
     start = time.perf_counter()
-    mutants = generate(kit)
+    mutants = generate(kit, parts)
     generated = time.perf_counter()
     probe = Probe(kit)
     verdicts = {m.id: probe(m) for m in mutants}
@@ -1024,19 +1036,34 @@ def killed_at(run: MutationRun, sealed: Path, seed: str, scratch: Path, workers:
     return grade_all(folders, sealed, scratch, workers, seed, {m.id: modules[m.part] for m in changing})
 
 
-def corpus_bugs(scratch: Path, kit: Path = KIT) -> dict[str, Path]:
-    """The single bugs of tests/corpus.py, and its changes to the given code, each built into a
-    folder: name -> folder."""
-    from corpus import BUGS, GIVEN_CHANGES, build
-
-    folders = {}
-    for n, submission in enumerate([*BUGS, *GIVEN_CHANGES.values()]):
-        folders[submission.name] = scratch / f"bug-{n}"
-        build(submission, kit / "solutions", folders[submission.name])
-    return folders
-
-
 def unfailed(tests: set[str], grades: list[Grade]) -> list[str]:
     """The tests that no grading failed: each checks nothing the mutants and bugs could show."""
     failed = set().union(*(g.failed for g in grades))
     return sorted(tests - failed)
+
+
+# -- the command ---------------------------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("parts", nargs="*", metavar="PART",
+                        help="the parts whose stubs to mutate (default: all)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, metavar="N",
+                        help="gradings at a time (default: the number of cores)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The mutation score of the parts asked for: every behaviour-changing mutant must lose points
+    in its own part and in no part but those it may also cost. Exit status 1 when one does not."""
+    known = list(declared())
+    if unknown := [part for part in args.parts if part not in known]:
+        print(f"autograder mutate: no part {unknown[0]!r}; name one of {', '.join(known)}")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="autograder-mutate-") as folder:
+        scratch = Path(folder)
+        sealed = scratch / "reference.json"
+        grade_folder(KIT / "solutions", scratch / "sealing.json", "--reference", str(KIT / "solutions"),
+                     "--seal-reference", str(sealed))
+        result = mutation_run(sealed, scratch / "mutants", args.jobs, parts=args.parts or known)
+    print(result.report())
+    return 1 if result.survivors or result.costs_others() else 0
