@@ -25,7 +25,7 @@ import pytest
 from test_release import solution_lines
 
 from autograder.config import load
-from autograder.staff.release import stubs_of
+from autograder.stubs import stubs_by_part
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is a staff extra: pip install -e '.[staff]'")
 pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install nbgrader==0.9.6")
@@ -203,7 +203,8 @@ def test_a_notebook_per_file_made_from_the_py_files(engine):
     first, *cells = notebook.cells
     assert first.cell_type == "markdown" and first.metadata["nbgrader"]["locked"]
     answers = [c for c in cells if c.metadata["nbgrader"]["solution"]]
-    stubs = [name for names in stubs_of(KIT / "assignments" / f"{engine}.py").values() for name in names]
+    stubs = [name for found in stubs_by_part(KIT / "solutions").values()
+             for file, name in found if file == engine]
     assert len(answers) == len(stubs)
     for cell in answers:
         assert cell.source.count(BEGIN) == 1 and cell.source.count(END) == 1

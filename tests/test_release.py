@@ -29,17 +29,17 @@ from packaging.utils import canonicalize_name
 
 from autograder.config import load
 from autograder.parts import ENGINES
+from autograder.staff.check import answers_handed_out
 from autograder.staff.release import (
     SEALED,
     ReleaseError,
     SuiteTest,
-    answers_in_given_code,
     collect,
     only_parts,
     plan_suites,
     prune,
-    stubs_of,
 )
+from autograder.stubs import stubs_by_part
 
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
@@ -165,9 +165,8 @@ def solution_lines(qualified: str, engine: str) -> set[str]:
 
 
 # Every stub with a line of its own (a reflected form such as Dual.__radd__ is one short line).
-STUBS_WITH_OWN_LINES = [(function, engine) for engine in ENGINES
-                        for functions in stubs_of(KIT / "assignments" / f"{engine}.py").values()
-                        for function in functions if solution_lines(function, engine)]
+STUBS_WITH_OWN_LINES = [(function, engine) for found in stubs_by_part(KIT / "solutions").values()
+                        for engine, function in found if solution_lines(function, engine)]
 
 
 def test_most_stubs_have_lines_of_their_own_to_look_for():
@@ -332,13 +331,14 @@ def test_only_parts_keeps_the_rest_of_grading_toml():
 
 
 def test_every_stub_names_its_part():
-    parts = {part for engine in ENGINES for part in stubs_of(KIT / "assignments" / f"{engine}.py")}
-    assert parts and parts <= set(GRADING.parts)
-    assert stubs_of(KIT / "assignments" / "value.py")["value.mul"] == ["Value.__mul__"]
+    parts = stubs_by_part(KIT / "solutions")
+    assert parts and set(parts) <= set(GRADING.parts)
+    assert parts["value.mul"] == [("value", "Value.__mul__")]
 
 
-def test_no_given_code_answers_a_stub(tmp_path):
-    assert answers_in_given_code(KIT) == []
+def test_no_line_of_the_student_files_answers_a_stub(tmp_path):
+    """Given code, a docstring or a hint comment that holds a line of a stub's answer is named."""
+    assert answers_handed_out(KIT) == []
     kit = tmp_path / "kit"
     for folder in ("assignments", "solutions"):
         shutil.copytree(KIT / folder, kit / folder)
@@ -350,6 +350,14 @@ def test_no_given_code_answers_a_stub(tmp_path):
             seen: set[Value] = set()
             return seen
         """), encoding="utf-8")
-    answered = answers_in_given_code(kit)
-    assert answered == ["value.py:Value.zero_grad is answered by the given code of tensor.py:walk: "
-                        "seen: set[Value] = set()"]
+    value = kit / "assignments" / "value.py"
+    hint = "# TODO(value.mul): the product rule, for a Value or a plain number"
+    value.write_text(value.read_text(encoding="utf-8").replace(
+        hint, hint + "  # hint: self.grad += other.data * out.grad"), encoding="utf-8")
+    answered = answers_handed_out(kit)
+    assert len(answered) == 2, answered
+    assert answered[0].startswith("assignments/tensor.py, line ") and answered[0].endswith(
+        "hands out a line of the answer to Value.zero_grad (value.zero_grad): seen: set[Value] = set(); "
+        "rewrite it")
+    assert answered[1].startswith("assignments/value.py, line ") and "Value.__mul__ (value.mul): " \
+        "self.grad += other.data * out.grad" in answered[1]

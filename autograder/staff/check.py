@@ -190,24 +190,22 @@ def undocumented_stubs(kit: Path) -> list[str]:
 
 
 def answers_handed_out(kit: Path) -> list[str]:
-    """Where a line of a stub's answer stands in a student file (given code, docstrings and
-    comments included). Lines that several places of the student files share (`return out`,
+    """Where a line of a stub's answer stands in a line of a student file, given code, docstrings
+    and comments included. Lines that several places of the student files hold (`return out`,
     wrapping a number) are the pattern every operation follows, and not an answer."""
-    handed: dict[str, set[str]] = defaultdict(set)
-    for path in engine_files(kit / "assignments"):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                handed[line.strip()].add(f"{path.name}, line {number}")
+    handed = [(f"{path.name}, line {number}", line)
+              for path in engine_files(kit / "assignments")
+              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)]
     problems = []
     for path in engine_files(kit / "solutions"):
         lines = path.read_text(encoding="utf-8").splitlines()
         for region in regions("\n".join(lines), path):
-            for line in lines[region.first:region.last - 1]:
-                holders = handed.get(line.strip(), set())
-                if len(line.strip()) >= SHORTEST_ANSWER_LINE and len(holders) == 1:
-                    problems.append(f"assignments/{next(iter(holders))} hands out a line of the answer to "
-                                    f"{region.function} ({region.part}): {line.strip()}; rewrite it")
-    return problems
+            for line in {line.strip() for line in lines[region.first:region.last - 1]}:
+                holders = [where for where, text in handed if line in text]
+                if len(line) >= SHORTEST_ANSWER_LINE and len(holders) == 1:
+                    problems.append(f"assignments/{holders[0]} hands out a line of the answer to "
+                                    f"{region.function} ({region.part}): {line}; rewrite it")
+    return sorted(problems)
 
 
 def misconceptions(parts: dict[str, Part], named: dict[str, set[str]]) -> list[str]:

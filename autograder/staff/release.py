@@ -2,6 +2,8 @@
 
   autograder release student -o DIR             assignments/, the visible suites, the grader,
                                                 answers sealed for the visible scenarios only
+  autograder release classroom -o DIR           the same, with a GitHub Classroom workflow
+                                                (which counts whole points only)
   autograder release gradescope -o autograder.zip   every suite, the reference and a secret of
                                                 its own (it asks each submission new questions),
                                                 bulk's intake, setup.sh and run_autograder
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import re
 import shutil
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -36,6 +40,7 @@ import pytest
 
 from ..config import KIT_ROOT, Grading, parse, tomllib
 from ..questions import make_secret
+from ..stubs import engine_files, stubs_by_part
 
 PLATFORM_FILES = Path(__file__).parent / "platform_files"
 SUITES = Path("autograder") / "suites"
@@ -215,7 +220,22 @@ def prepare(out: Path) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseError(f"{out} already exists and is not an empty folder; choose a new path "
                            "or remove it first")
-    out.mkdir(parents=True, exist_ok=True)
+
+
+@contextlib.contextmanager
+def building(out: Path) -> Iterator[Path]:
+    """A new folder beside `out` to build a release in, moved into place when the build is done:
+    a build that fails leaves nothing behind, and nothing half-written blocks the next."""
+    prepare(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        yield partial
+        if out.exists():
+            out.rmdir()  # empty, as prepare() found it
+        partial.rename(out)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def project(kit: Path) -> dict:
@@ -246,12 +266,12 @@ def student_requirements(kit: Path) -> str:
 
 # -- the student handout -------------------------------------------------------------------------
 
-def build_student(kit: Path, out: Path) -> None:
-    """assignments/, the visible suites and the grader, with answers sealed for them only."""
+def build_student(kit: Path, out: Path, classroom: bool = False) -> None:
+    """assignments/, the visible suites and the grader, with answers sealed for them only; with
+    `classroom`, GitHub Classroom's workflow too."""
     grading = parse(kit / "grading.toml")
     visible = {part.id for part in grading.parts.values() if part.visibility == "visible"}
     tests = collect(kit)
-    prepare(out)
     shutil.copytree(kit / "assignments", out / "assignments",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     copy_package(kit, out, tests, visible)
@@ -266,86 +286,18 @@ def build_student(kit: Path, out: Path) -> None:
     (out / ".gitignore").write_text(STUDENT_GITIGNORE, encoding="utf-8")
     (out / "README.md").write_text(student_readme(kit, grading, kept, python_minimum(kit)),
                                    encoding="utf-8")
-    workflow = out / ".github" / "workflows" / "classroom.yml"
-    workflow.parent.mkdir(parents=True)
-    workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible]),
-                        encoding="utf-8")
+    if classroom:
+        workflow = out / ".github" / "workflows" / "classroom.yml"
+        workflow.parent.mkdir(parents=True)
+        workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible]),
+                            encoding="utf-8")
     seal(out, kit / "solutions")
 
 
-SHORTEST_ANSWER_LINE = 20  # shorter lines (`return self * other`) say how, not what
-
-
-def function_lines(source: str) -> dict[str, tuple[ast.FunctionDef, list[str]]]:
-    """Every function of a module (methods as Class.name), with its stripped body lines after
-    the docstring."""
-    lines = source.splitlines()
-    found = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.FunctionDef):
-                first = child.body[0]
-                skip = first.end_lineno if isinstance(first, ast.Expr) and isinstance(
-                    getattr(first, "value", None), ast.Constant) else child.lineno
-                body = [line.strip() for line in lines[skip:child.end_lineno] if line.strip()]
-                found[f"{prefix}{child.name}"] = (child, body)
-
-    visit(ast.parse(source), "")
-    return found
-
-
-def answers_in_given_code(kit: Path) -> list[str]:
-    """Where a line of a stub's answer (its body in solutions/) stands in the given code of a
-    handed-out file of assignments/. Lines that several given operations share (`return out`,
-    wrapping a number) are the pattern every operation follows, and not an answer."""
-    given: dict[str, set[str]] = {}  # line -> the given functions holding it
-    stubs: list[tuple[str, str]] = []
-    for path in sorted((kit / "assignments").glob("*.py")):
-        stubbed = {name for names in stubs_of(path).values() for name in names}
-        for name, (_, body) in function_lines(path.read_text(encoding="utf-8")).items():
-            if name in stubbed:
-                stubs.append((path.name, name))
-                continue
-            for line in body:
-                given.setdefault(line, set()).add(f"{path.name}:{name}")
-    problems = []
-    for file, name in stubs:
-        answer = function_lines((kit / "solutions" / file).read_text(encoding="utf-8")).get(name)
-        for line in answer[1] if answer else []:
-            holders = given.get(line, set())
-            if len(line) >= SHORTEST_ANSWER_LINE and len(holders) == 1:
-                holder = next(iter(holders))
-                problems.append(f"{file}:{name} is answered by the given code of {holder}: {line}")
-    return problems
-
-
-def stubs_of(path: Path) -> dict[str, list[str]]:
-    """The stubs of one assignment file: part id -> the functions marked `# TODO(<part>)`."""
-    source = path.read_text(encoding="utf-8")
-    owners: dict[int, str] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.ClassDef)):
-                name = f"{prefix}{child.name}"
-                if isinstance(child, ast.FunctionDef):
-                    owners.update(dict.fromkeys(range(child.lineno, child.end_lineno + 1), name))
-                visit(child, f"{name}.")
-
-    visit(ast.parse(source), "")
-    stubs: dict[str, list[str]] = {}
-    for number, line in enumerate(source.splitlines(), start=1):
-        if found := re.match(r"\s*# TODO\(([^)]+)\)", line):
-            stubs.setdefault(found.group(1), []).append(owners.get(number, path.stem))
-    return stubs
-
-
 def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> str:
-    files = sorted((kit / "assignments").glob("*.py"))
-    stubs = {part: (path.name, names) for path in files for part, names in stubs_of(path).items()}
+    files = engine_files(kit / "assignments")
+    stubs = {part: (f"{found[0][0]}.py", [function for _, function in found])
+             for part, found in stubs_by_part(kit / "solutions").items()}
     rows = []
     for part in kept.parts.values():
         file, names = stubs.get(part.id, ("", []))
@@ -505,6 +457,7 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
         raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
     if bundle.exists():
         raise ReleaseError(f"{bundle} already exists; remove it or choose another name")
+    bundle.parent.mkdir(parents=True, exist_ok=True)
     grading = parse(kit / "grading.toml")
     tests = collect(kit)
     with tempfile.TemporaryDirectory() as scratch:
@@ -526,8 +479,8 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
         for path in sorted((kit / "solutions").glob("*.py")):
             shutil.copyfile(path, staging / "solutions" / path.name)
         make_secret(staging / BUNDLE_SECRET)
-        bundle.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
+        partial = Path(scratch) / bundle.name
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(staging.rglob("*")):
                 if path.is_dir() or "__pycache__" in path.parts:
                     continue
@@ -537,36 +490,39 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
                 private = path.name == BUNDLE_SECRET.name or "solutions" in path.relative_to(staging).parts
                 info.external_attr = (0o755 if executable else 0o600 if private else 0o644) << 16
                 archive.writestr(info, path.read_bytes())
+        partial.replace(bundle)  # all or nothing
 
 
 # -- the command -----------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("target", choices=("student", "gradescope", "nbgrader"),
+    parser.add_argument("target", choices=("student", "classroom", "gradescope", "nbgrader"),
                         help="what to build")
     parser.add_argument("-o", "--output", type=Path, required=True,
-                        help="a new folder (student, nbgrader) or a .zip file (gradescope)")
+                        help="a new folder (student, classroom, nbgrader) or a .zip file (gradescope)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from .check import problems_of  # the author's check, which also grades the reference
+
     try:
-        if args.target in ("student", "nbgrader") and (answered := answers_in_given_code(KIT_ROOT)):
-            raise ReleaseError("the handout would answer a stub; rewrite the given code:\n  "
-                               + "\n  ".join(answered))
-        if args.target == "student":
-            build_student(KIT_ROOT, args.output)
-        elif args.target == "gradescope":
+        if problems := problems_of(KIT_ROOT):
+            raise ReleaseError("`autograder check` finds the kit inconsistent; fix these first:\n  "
+                               + "\n  ".join(problems))
+        if args.target == "gradescope":
             build_gradescope(KIT_ROOT, args.output)
-        else:
+        elif args.target == "nbgrader":
             try:  # nbformat and nbgrader are extras: load them only here
                 from .notebooks import write_notebooks
             except ImportError as error:
                 raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
                                    "pip install -e '.[nbgrader]'") from None
-
-            prepare(args.output)
-            write_notebooks(KIT_ROOT, args.output)
+            with building(args.output) as folder:
+                write_notebooks(KIT_ROOT, folder)
+        else:
+            with building(args.output) as folder:
+                build_student(KIT_ROOT, folder, classroom=args.target == "classroom")
     except ReleaseError as error:
         print(f"autograder release: {error}", file=sys.stderr)
         return 1
