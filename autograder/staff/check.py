@@ -88,12 +88,17 @@ def numbers_in(tree: object) -> list[float]:
 
 
 def literals_in(tree: ast.Module, name: str) -> list[float]:
-    """The numbers written in function `name` of a module and in its module's constants, both signs."""
+    """The numbers written in function `name` of a module (its defaults left out: a call that
+    passes the argument does not use them) and in its module's constants, both signs."""
     function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
     constants = [n.value for n in tree.body if isinstance(n, ast.Assign)
                  and all(isinstance(t, ast.Name) and t.id.isupper() for t in n.targets)]
-    return [sign * float(node.value) for part in [function, *constants] for node in ast.walk(part)
-            if isinstance(node, ast.Constant) and type(node.value) in (int, float) for sign in (1, -1)]
+    defaults = {id(node) for default in [*function.args.defaults, *function.args.kw_defaults] if default
+                for node in ast.walk(default)}
+    numbers = [node.value for part in [function, *constants] for node in ast.walk(part)
+               if isinstance(node, ast.Constant) and type(node.value) in (int, float)
+               and id(node) not in defaults]
+    return [sign * float(number) for number in numbers for sign in (1, -1)]
 
 
 def scenario_literals(scenario_id: str) -> list[float]:
