@@ -1,10 +1,11 @@
-"""assignments/ and solutions/ stay in step: one API, one given code, stubs that say so.
+"""assignments/ is what solutions/ makes of itself: one source for the student files.
 
-A diff between a stub file and its reference must show exactly the student's work: the
-`TODO` and `raise` lines of each stub, replaced by the reference's body.
+solutions/ marks each stub's body (autograder/stubs.py); assignments/ is the same files with
+those regions replaced by a `TODO` line and a `raise`, and nothing else changed, so that a diff
+between the two shows exactly a student's work. The stubs name their parts when called, and
+the given operations run with every stub unwritten.
 """
 
-import ast
 import math
 import subprocess
 import sys
@@ -13,142 +14,42 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.parts import ENGINES
+from autograder.parts import declared
+from autograder.stubs import StubError, stale_student_files, stubs_by_part, student_source
 
 KIT = Path(__file__).resolve().parent.parent
 
-# Every stub of the handout and the part of grading.toml it belongs to.
-STUBS = {
-    "value": {
-        "Value.__mul__": "value.mul",
-        "Value.__truediv__": "value.truediv",
-        "Value.tanh": "value.tanh",
-        "Value.relu": "value.relu",
-        "Value.sigmoid": "value.sigmoid",
-        "Value.backward": "value.backward",
-        "Value.zero_grad": "value.zero_grad",
-    },
-    "tensor": {"unbroadcast": "tensor.unbroadcast"},
-    "dual": {
-        f"Dual.{name}": "dual"
-        for name in ("__init__", "__add__", "__radd__", "__mul__", "__rmul__", "sin", "exp")
-    },
-}
+
+def test_the_student_files_are_what_the_reference_makes_of_them(tmp_path):
+    assert stale_student_files(KIT) == []
+    kit = tmp_path / "kit"  # a student file edited by hand is named, with the fix
+    for folder in ("solutions", "assignments"):
+        shutil.copytree(KIT / folder, kit / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (kit / "assignments" / "dual.py").write_text("# a hint\n" + (kit / "assignments" / "dual.py").read_text())
+    assert stale_student_files(kit) == [f"{kit}/assignments/dual.py: not what {kit}/solutions/dual.py makes "
+                                        "of it; write it again with `autograder stubs`"]
 
 
-def source(folder: str, name: str) -> str:
-    return (KIT / folder / f"{name}.py").read_text(encoding="utf-8")
+def test_every_stub_counts_for_a_declared_part():
+    parts = declared()
+    found = stubs_by_part(KIT / "solutions")
+    assert set(found) <= set(parts), "a stub names a part no suite declares"
+    assert found["value.mul"] == [("value", "Value.__mul__")]
+    assert sorted(function for _, function in found["dual"]) == sorted(
+        f"Dual.{name}" for name in ("__init__", "__add__", "__radd__", "__mul__", "__rmul__", "sin", "exp"))
 
 
-def definitions(tree: ast.Module) -> dict[str, ast.AST]:
-    """Module-level classes and functions, and the methods of those classes, by dotted name."""
-    found = {}
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-            found[node.name] = node
-        if isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef):
-                    found[f"{node.name}.{item.name}"] = item
-    return found
-
-
-def is_public(qualname: str) -> bool:
-    last = qualname.rsplit(".", 1)[-1]
-    return not last.startswith("_") or (last.startswith("__") and last.endswith("__"))
-
-
-def signature(node: ast.FunctionDef) -> str:
-    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    return f"({ast.unparse(node.args)}){returns}"
-
-
-def is_stub(node: ast.AST) -> bool:
-    """A function whose last statement raises NotImplementedError."""
-    if not isinstance(node, ast.FunctionDef):
-        return False
-    last = node.body[-1]
-    return (
-        isinstance(last, ast.Raise)
-        and isinstance(last.exc, ast.Call)
-        and getattr(last.exc.func, "id", None) == "NotImplementedError"
-    )
-
-
-def body_lines(node: ast.FunctionDef) -> tuple[int, int]:
-    """The 0-based line range of a function's body after its docstring, comments included."""
-    assert ast.get_docstring(node) is not None, f"{node.name} has no docstring"
-    return node.body[0].end_lineno, node.end_lineno
-
-
-@pytest.mark.parametrize("name", ENGINES)
-def test_the_stubs_are_the_listed_ones(name):
-    stubs = {q for q, node in definitions(ast.parse(source("assignments", name))).items() if is_stub(node)}
-    assert stubs == set(STUBS[name])
-    reference = definitions(ast.parse(source("solutions", name)))
-    assert not [q for q, node in reference.items() if is_stub(node)], "the reference has a stub left"
-
-
-@pytest.mark.parametrize("name", ENGINES)
-def test_same_api_signatures_and_docstrings(name):
-    stub_tree, reference_tree = ast.parse(source("assignments", name)), ast.parse(source("solutions", name))
-    assert ast.get_docstring(stub_tree) == ast.get_docstring(reference_tree)
-    stub_defs, reference_defs = definitions(stub_tree), definitions(reference_tree)
-    assert sorted(q for q in stub_defs if is_public(q)) == sorted(q for q in reference_defs if is_public(q))
-    for qualname, node in stub_defs.items():
-        twin = reference_defs[qualname]
-        assert ast.get_docstring(node) == ast.get_docstring(twin), qualname
-        if isinstance(node, ast.FunctionDef):
-            assert signature(node) == signature(twin), qualname
-
-
-@pytest.mark.parametrize("name", ENGINES)
-def test_given_functions_are_identical(name):
-    stub_text, reference_text = source("assignments", name), source("solutions", name)
-    stub_defs = definitions(ast.parse(stub_text))
-    reference_defs = definitions(ast.parse(reference_text))
-    for qualname, node in stub_defs.items():
-        if isinstance(node, ast.FunctionDef) and not is_stub(node):
-            assert ast.get_source_segment(stub_text, node) == ast.get_source_segment(
-                reference_text, reference_defs[qualname]
-            ), f"{qualname} differs between assignments/ and solutions/"
-
-
-def without_noqa(line: str) -> str:
-    """A line without its `# noqa` marker: a stub may leave an import unused until it is done."""
-    return line.split("  # noqa", 1)[0].rstrip() + "\n" if "  # noqa" in line else line
-
-
-@pytest.mark.parametrize("name", ENGINES)
-def test_the_diff_is_only_the_stub_bodies(name):
-    """Put the reference's bodies into the stubs: the result must be the reference, line for line."""
-    stub_lines = source("assignments", name).splitlines(keepends=True)
-    reference_text = source("solutions", name)
-    reference_lines = reference_text.splitlines(keepends=True)
-    stub_defs = definitions(ast.parse("".join(stub_lines)))
-    reference_defs = definitions(ast.parse(reference_text))
-    stubs = [(q, node) for q, node in stub_defs.items() if is_stub(node)]
-    for qualname, node in sorted(stubs, key=lambda item: -item[1].lineno):  # bottom up
-        start, end = body_lines(node)
-        reference_start, reference_end = body_lines(reference_defs[qualname])
-        stub_lines[start:end] = reference_lines[reference_start:reference_end]
-    assert [without_noqa(line) for line in stub_lines] == [without_noqa(line) for line in reference_lines]
-
-
-@pytest.mark.parametrize("name", ENGINES)
-def test_each_stub_is_marked_with_its_part(name):
-    """A `# TODO(part): ...` line, then `raise NotImplementedError("part: ...")`."""
-    text = source("assignments", name)
-    lines = text.splitlines()
-    for qualname, node in definitions(ast.parse(text)).items():
-        if not is_stub(node):
-            continue
-        part = STUBS[name][qualname]
-        start, end = body_lines(node)
-        assert end - start == 2, f"{qualname}: the stub body is more than the TODO and the raise"
-        assert lines[start].strip().startswith(f"# TODO({part}): "), qualname
-        message = node.body[-1].exc.args[0].value
-        assert message.startswith(f"{part}: implement "), qualname
+def test_markers_that_do_not_pair_up_are_refused():
+    good = "def f():\n    # BEGIN SOLUTION p.q: do it\n    return 1\n    # END SOLUTION\n"
+    assert student_source(good, Path("f.py")) == (
+        "def f():\n    # TODO(p.q): do it\n    raise NotImplementedError(\"p.q: implement f\")\n")
+    broken = [(good.replace("    # END SOLUTION\n", ""), "with no # END SOLUTION after it"),
+              (good.replace("    # BEGIN SOLUTION p.q: do it\n", ""), "with no BEGIN SOLUTION"),
+              ("# BEGIN SOLUTION p.q: do it\nx = 1\n# END SOLUTION\n", "outside any function"),
+              (good.replace("BEGIN SOLUTION p.q: do it", "BEGIN SOLUTION p.q"), "write the marker")]
+    for text, said in broken:
+        with pytest.raises(StubError, match=said):
+            student_source(text, Path("f.py"))
 
 
 def test_the_stub_files_import_cleanly():
