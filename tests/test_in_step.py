@@ -7,6 +7,7 @@ the given operations run with every stub unwritten.
 """
 
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
