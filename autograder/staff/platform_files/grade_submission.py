@@ -39,6 +39,10 @@ def submission_id(submission_folder: Path) -> str:
 
 
 def main(submission_folder: Path, results: Path) -> int:
+    # The bundle's secret and reference are root's alone, however the zip was unpacked.
+    os.chmod(KIT / "grading.secret", 0o600)
+    for path in [KIT / "solutions", *(KIT / "solutions").iterdir()]:
+        os.chmod(path, 0o700 if path.is_dir() else 0o600)
     submission = intake.read_folder(submission_folder, "submission", "gradescope")
     # A note quotes the submission's own names, which may hold line breaks: each stays one line,
     # so that no name can pass for a note of the grader's.
