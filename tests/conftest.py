@@ -118,3 +118,15 @@ def corpus_grades(autograde, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return {seed: {name: results[seed, name] for _, name in jobs if _ == seed} for seed in EVERY_SEED}
 
 
+
+
+# The fixtures that grade in processes of their own: a test that uses one is slow, wherever it is.
+SLOW_FIXTURES = {"autograde", "sealed_reference", "sealed_at", "corpus_grades", "release", "handout"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`pytest -m "not slow"` is the fast loop: what grades in a process of its own, trains at full
+    length or mutates is marked slow (a module's pytestmark, or a fixture of SLOW_FIXTURES)."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -30,6 +30,8 @@ from autograder.staff.gradebook import Entry, Gradebook, Score
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from make_class import make_class  # noqa: E402 - examples/ is a folder of scripts, not a package
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")

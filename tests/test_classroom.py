@@ -15,6 +15,8 @@ from test_release import ENGINES, VISIBLE, release, student_env  # noqa: F401 - 
 
 from autograder.config import load
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 yaml = pytest.importorskip("yaml", reason="pyyaml reads the workflow: pip install pyyaml")
 
 KIT = Path(__file__).resolve().parent.parent

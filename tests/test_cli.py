@@ -18,6 +18,8 @@ from autograder.config import parse
 from autograder.staff import bulk, intake, reports
 from autograder.staff.gradebook import Gradebook
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 
 @pytest.fixture(scope="module")
 def reference_cache(tmp_path_factory) -> Path:

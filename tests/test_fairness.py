@@ -20,6 +20,8 @@ from corpus import BUGS, CORPUS, CORRECT, CorpusError, Submission, build
 from autograder.config import load
 from autograder.misconceptions import CATALOGUE
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 KIT = Path(__file__).resolve().parent.parent
 SOLUTIONS = KIT / "solutions"
 PARTS = load().parts

@@ -28,6 +28,8 @@ from autograder import sandbox
 from autograder.config import load
 from autograder.staff.release import python_minimum
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 GRADING = load(KIT / "grading.toml")

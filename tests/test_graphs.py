@@ -82,7 +82,8 @@ def graph_messages(messages: dict[str, str]) -> dict[str, tuple[graphs.Table, st
         parts = graphs.blocks(message)
         for index, part in enumerate(parts):
             if isinstance(part, graphs.Table):
-                found[test] = (part, " ".join(parts[index + 1].split("\n\n")[0].split()))
+                after = re.sub(r"^\(rows \d+ to \d+ of \d+ shown\)\n", "", parts[index + 1].lstrip("\n"))
+                found[test] = (part, " ".join(after.split("\n\n")[0].split()))
     return found
 
 
@@ -306,9 +307,9 @@ def test_a_rerun_that_answers_otherwise_draws_nothing(sealed_reference, tmp_path
     """The graphs come from running a failed scenario again: they explain the judged answer
     only if that run answers the same, so an engine that answers differently each time gets none."""
     drifting = Submission("mul-drifts", (
-        Edit("value", "import math\n", "import math\nimport itertools\n\nDRIFT = itertools.count()\n"),
+        Edit("value", "import math\n", "import math\nimport os\n"),
         Edit("value", "self.grad += other.data * out.grad",
-             "self.grad += other.data * out.grad + next(DRIFT)"),
+             "self.grad += other.data * out.grad + int.from_bytes(os.urandom(4), 'little')"),
     ))
     folder = tmp_path / drifting.name
     build(drifting, KIT / "solutions", folder)

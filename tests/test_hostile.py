@@ -19,6 +19,7 @@ from autograding import autograde_folder
 from autograder import graphs, sandbox
 
 KIT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 NEEDS_ISOLATION = pytest.mark.skipif(
     sandbox.level() != "isolated",
     reason="only an isolated worker (root with namespaces) hides the kit's files and processes; "

@@ -45,7 +45,7 @@ from autograder.notebook import grade_id  # noqa: E402
 
 MUL = grade_id("value.mul")
 # The forged copies of a grading cell share its cell id; nbformat warns as it renames them.
-pytestmark = pytest.mark.filterwarnings("ignore::nbformat.warnings.DuplicateCellId")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::nbformat.warnings.DuplicateCellId")]
 
 
 def cell_of(notebook, cell_id: str):

@@ -29,6 +29,7 @@ from autograder.config import load
 from autograder.parts import ENGINES
 
 KIT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 GRADING = load(KIT / "grading.toml")
 MUL_BUG = next(b for b in BUGS if b.name == "mul-assigns-instead-of-adding")
 

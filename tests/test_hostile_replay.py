@@ -27,6 +27,8 @@ from autograder.questions import make_secret, official_seed, read_secret
 from autograder.runner import folder_digest
 from autograder.worker import read_files
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 FULL = 102.0  # the reference's total: every point and the bonus

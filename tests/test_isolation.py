@@ -32,9 +32,9 @@ from autograder import runner, sandbox, worker
 KIT = Path(__file__).resolve().parent.parent
 ROOT_WITH_NAMESPACES = sandbox.level() == "isolated"
 TOOLS = all(shutil.which(tool) for tool in ("unshare", "setpriv", "sh"))
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (ROOT_WITH_NAMESPACES and TOOLS),
-    reason="simulating the root levels needs root with CAP_SYS_ADMIN, unshare and setpriv")
+    reason="simulating the root levels needs root with CAP_SYS_ADMIN, unshare and setpriv")]
 GRADING_SECONDS = 600
 BULK = "import sys; from autograder.staff.cli import main; sys.exit(main(sys.argv[1:]))"
 

@@ -24,6 +24,8 @@ from corpus import CORPUS, build
 from autograder.parts import ENGINES
 from autograder.staff.release import collect
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 KIT = Path(__file__).resolve().parent.parent
 CORES = os.cpu_count() or 2
 # Put at the end of every engine file: whichever is imported first breaks the scenarios.

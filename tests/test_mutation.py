@@ -37,6 +37,8 @@ from autograder.staff.mutation import (
     unfailed,
 )
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 SOLUTIONS = KIT / "solutions"
 PARTS = list(load().parts)
 # Each grading run keeps one worker busy at a time, so one run per core fills the machine.

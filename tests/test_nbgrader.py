@@ -39,6 +39,7 @@ from autograder.staff import intake  # noqa: E402
 from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 GRADING = load(KIT / "grading.toml")
 MOST = sum(p.points for p in GRADING.parts.values() if not p.bonus)

@@ -24,6 +24,8 @@ from autograder.config import load
 from autograder.parts import ENGINES
 from autograder.staff.release import project
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 KIT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 PYENV = Path.home() / ".pyenv" / "versions"

@@ -15,6 +15,8 @@ from types import ModuleType
 
 import pytest
 
+pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
+
 KIT = Path(__file__).resolve().parent.parent
 TRAINING = KIT / "autograder" / "scenarios" / "training.py"
 

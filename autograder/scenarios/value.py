@@ -734,7 +734,7 @@ def mixed_graph(value, seed: int, count: int) -> list[dict]:
     from value import Value
     a, b = Value({a}), Value({b})
     u = (a + b) ** 2
-    L = (u + a ** 2 + 1) ** 0.5 + (a - b) ** 3 + u
+    L = (u + 1) ** 0.5 + (a - b) ** 3 + u     # u is used twice
     L.backward()
     print(L.data, a.grad, b.grad)
     """
@@ -742,7 +742,7 @@ def mixed_graph(value, seed: int, count: int) -> list[dict]:
 
     def build(a, b):
         u = (a + b) ** 2
-        return (u + a ** 2 + 1) ** 0.5 + (a - b) ** 3 + u
+        return (u + 1) ** 0.5 + (a - b) ** 3 + u
 
     def observe(a: float, b: float) -> dict:
         with Recorder(value) as recorder:
