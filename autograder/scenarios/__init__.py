@@ -93,22 +93,26 @@ FLOATS = ("data", "grad")  # a Value's plain numbers: arithmetic on them is no o
 
 def operations_in(snippet: str) -> frozenset[str]:
     """The operations of value.py a snippet's code may use: every operator it applies to
-    something other than plain numbers (a constant, `.data`, `.grad`), `Value(...)`, and the
-    name of every method it calls."""
+    anything but plain numbers (two constants, or a Value's `.data` or `.grad`), `Value(...)`,
+    and the name of every method it calls."""
     try:
         tree = ast.parse(_dedent(snippet))
     except SyntaxError:
         return frozenset()
 
-    def plain(node: ast.AST) -> bool:
-        return isinstance(node, ast.Constant) or (isinstance(node, ast.Attribute) and node.attr in FLOATS)
+    def number(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in FLOATS
+
+    def constant(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant)
 
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS \
-                and not (plain(node.left) or plain(node.right)):
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS and not (
+                number(node.left) or number(node.right) or constant(node.left) and constant(node.right)):
             found.add(OPERATORS[type(node.op)])
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not plain(node.operand):
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and not (number(node.operand) or constant(node.operand)):
             found.add("unary -")
         elif isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute):
