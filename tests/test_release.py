@@ -226,7 +226,8 @@ def test_grading_toml_keeps_the_visible_parts(release):
         assert f"| `{part.id}` | {part.title} |" in readme
     assert "python -m pytest autograder" in readme
     later = GRADING.parts[AFTER_THE_DUE_DATE]
-    assert f"Besides these, {later.points:g} points (`{later.id}`) are graded after the deadline" in readme
+    assert (f"Besides these, `{later.id}` ({later.points:g} points) is graded by tests that are not in this "
+            "handout, shown to you after the due date.") in readme
 
 
 def grade(folder: Path, results: Path, *options: str, env: dict | None = None) -> dict[str, float]:

@@ -100,11 +100,14 @@ def collect(kit: Path) -> list[SuiteTest]:
     """Every test of the kit's suites with the part it grades, as pytest itself collects them."""
     with tempfile.TemporaryDirectory() as scratch:
         listing = Path(scratch) / "parts.json"
-        done = run_pytest(kit, ["--collect-only", "-p", "autograder.staff.release",
+        done = run_pytest(kit, ["--collect-only", "-qq", "-p", "autograder.staff.release",
                                 "--list-parts", str(listing), str(kit / "autograder")])
         if done.returncode != 0 or not listing.is_file():
-            raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; "
-                               f"fix what pytest reports:\n{tail(done.stdout)}")
+            # pytest's own words: its usage errors on stderr, its collection errors after ERRORS
+            errors = done.stdout[done.stdout.find("= ERRORS ="):] if "= ERRORS =" in done.stdout else ""
+            said = done.stderr.strip() or tail(errors or done.stdout)
+            raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; fix what pytest "
+                               f"says:\n{said}")
         records = json.loads(listing.read_text(encoding="utf-8"))
     return [SuiteTest(Path(r["file"]).relative_to(kit), r["cls"] or r["name"], r["part"]) for r in records]
 
@@ -308,10 +311,10 @@ def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> s
         rows.append(f"| `{part.id}` | {part.title} | {where} | {part.points:g}{bonus} |")
     total = sum(p.points for p in kept.parts.values() if not p.bonus)
     later = [p for p in grading.parts.values() if p.id not in kept.parts]
-    later_note = (f"\nBesides these, {sum(p.points for p in later):g} points ("
-                  + ", ".join(f"`{p.id}`" for p in later)
-                  + ") are graded after the deadline by tests that are not in this handout.\n"
-                  ) if later else ""
+    when = {"after_due_date": "shown to you after the due date", "after_published": "shown to you once the "
+            "grades are published", "hidden": "never shown to you"}
+    later_note = "".join(f"\nBesides these, `{p.id}` ({p.points:g} points) is graded by tests that are not "
+                         f"in this handout, {when[p.visibility]}.\n" for p in later)
     names = ", ".join(f"`{path.name}`" for path in files)
     return f"""# Build your own autograd engine
 
