@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import re
 import subprocess
@@ -170,11 +171,16 @@ def stubs_and_points(grading: Grading, parts: dict[str, Part], marked: Handout) 
             problems.append(f"grading.toml: part {part.id!r} is worth {part.points:g} points but grades "
                             "given code only (no region of solutions/ is marked for it, and no part's "
                             "also_costs names it); make it worth 0, or mark its stub")
-        if part.points and part.visibility != "visible":
-            problems.append(f"grading.toml: part {part.id!r} is {part.visibility} and worth {part.points:g} "
-                            "points, which hides every student's total on Gradescope until it is shown; "
-                            'make it "visible", or worth 0')
     return problems
+
+
+def hidden_totals(grading: Grading) -> list[str]:
+    """A part with points that is not visible hides every student's total on Gradescope: a warning,
+    for a course may mean it."""
+    return [f"grading.toml: part {part.id!r} is {part.visibility} and worth {part.points:g} points, so "
+            "Gradescope shows no student a total until it is shown; if that is not what you mean, make it "
+            '"visible", or worth 0' for part in grading.parts.values()
+            if part.points and part.visibility != "visible"]
 
 
 def undocumented_stubs(kit: Path) -> list[str]:
@@ -319,6 +325,22 @@ def part_of(kit: Path, test: str) -> str:
     return read_declaration(suite_of(kit, test)).id
 
 
+@dataclass(frozen=True)
+class Findings:
+    """What the check found: errors (a release refuses them) and warnings (said, and allowed)."""
+
+    errors: list[str]
+    warnings: list[str]
+
+
+def findings(kit: Path = KIT_ROOT) -> Findings:
+    """Every inconsistency of the kit in `kit`, one line each with its fix, and the warnings."""
+    grading = None
+    with contextlib.suppress(ConfigError):
+        grading = parse(kit / "grading.toml")
+    return Findings(problems_of(kit), hidden_totals(grading) if grading else [])
+
+
 def problems_of(kit: Path = KIT_ROOT) -> list[str]:
     """Every inconsistency of the kit in `kit`, one line each with its fix; empty when there is none."""
     from .release import ReleaseError, collect, tail
@@ -359,7 +381,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    problems = problems_of()
-    for problem in problems:
+    found = findings()
+    for problem in found.errors:
         print(f"autograder check: {problem}")
-    return 1 if problems else 0
+    for warning in found.warnings:
+        print(f"autograder check: warning: {warning}")
+    return 1 if found.errors else 0

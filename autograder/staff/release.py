@@ -507,12 +507,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .check import problems_of  # the author's check, which also grades the reference
+    from .check import findings  # the author's check, which also grades the reference
 
     try:
-        if problems := problems_of(KIT_ROOT):
+        found = findings(KIT_ROOT)
+        if found.errors:
             raise ReleaseError("`autograder check` finds the kit inconsistent; fix these first:\n  "
-                               + "\n  ".join(problems))
+                               + "\n  ".join(found.errors))
+        for warning in found.warnings:
+            print(f"autograder release: warning: {warning}", file=sys.stderr)
         if args.target == "gradescope":
             build_gradescope(KIT_ROOT, args.output)
         elif args.target == "nbgrader":
