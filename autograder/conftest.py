@@ -256,8 +256,8 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                     outcome.message += "\n\n" + judge.UNSTEADY
                 outcome.kit_reverse = scenario.kit_reverse
         request.node.stash[VERDICT] = outcome
-        if not outcome.passed:
-            pytest.fail(outcome.message, pytrace=False)
+        if not outcome.passed:  # in pytest's report, the part the test counts for comes first
+            pytest.fail(f"[counts for {part}]\n{outcome.message}", pytrace=False)
 
     return check
 
@@ -268,6 +268,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when == "call" or (report.when == "setup" and report.failed):
         verdict = item.stash.get(VERDICT, None)
         message = verdict.message if verdict else crash_message(call)
+        if verdict and not report.passed and verdict.waiting_for:
+            report.waiting_for = (item.get_closest_marker("part").args[0], verdict.waiting_for)
         item.config.stash[OUTCOMES].append(scoring.Outcome(
             test=item.name, part=item.get_closest_marker("part").args[0], passed=report.passed,
             message="" if report.passed else message,
@@ -303,6 +305,29 @@ def outcomes_with_notes(outcomes: list[scoring.Outcome], runner: Runner) -> list
         if outcome.kit_reverse and not outcome.passed and KIT_REVERSE_NOTE not in outcome.message:
             outcome.message += "\n\n" + KIT_REVERSE_NOTE
     return outcomes
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """A check whose only answer was a stub's NotImplementedError is no page of the summary: a
+    line per part says which stubs its checks wait for (a student's first run fits a screen)."""
+    failed = terminalreporter.stats.get("failed", [])
+    waiting = [report for report in failed if getattr(report, "waiting_for", None)]
+    if waiting:
+        terminalreporter.stats["failed"] = [report for report in failed if report not in waiting]
+        terminalreporter.stats["waiting"] = waiting
+        stubs: dict[str, list[str]] = {}
+        for report in waiting:
+            part, stub = report.waiting_for
+            stubs.setdefault(part, [])
+            if stub not in stubs[part]:
+                stubs[part].append(stub)
+        terminalreporter.write_sep("=", "waiting for stubs")
+        for part, names in stubs.items():
+            count = sum(report.waiting_for[0] == part for report in waiting)
+            terminalreporter.write_line(f"{part}: {count} check{'s wait' if count > 1 else ' waits'} for "
+                                        f"{', '.join(names)}, still a stub")
+    return (yield)
 
 
 SCORES = pytest.StashKey[list]()

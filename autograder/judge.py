@@ -73,6 +73,7 @@ class Verdict:
     passed: bool
     message: str = ""
     misconception: str | None = None
+    waiting_for: str | None = None  # the stub whose NotImplementedError was the whole answer
     kit_reverse: bool = False  # the scenario ran the kit's own reverse pass, not backward()
 
 
@@ -409,6 +410,12 @@ def stub_named(type_name: str | None, message: str) -> str | None:
     return f"{found[2]} is still a stub (part {found[1]}): this check needs it."
 
 
+def waiting_for(type_name: str | None, message: str) -> str | None:
+    """The stub ("Value.__mul__") whose NotImplementedError this is, or None."""
+    found = STUB_MESSAGE.match(message.strip()) if type_name == "NotImplementedError" else None
+    return found[2] if found else None
+
+
 def diagnose(expected: object, got: Answer, suspects: dict[str, Suspect]) -> str | None:
     """The first misconception whose suspect fits: the kit's own checks first, then the test's."""
     for misconception_id, suspect in {**ALWAYS, **suspects}.items():
@@ -505,4 +512,7 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         lines += ["", stub]
     if got.output.strip():
         lines += ["", "Your code printed:", textwrap.indent(got.output.strip()[:2000], "    ")]
-    return Verdict(False, "\n".join(lines), misconception)
+    stub_error = (got.raised, got.message) if got.raised else \
+        (mismatch.got["raised"]["type"], mismatch.got["raised"]["message"]) \
+        if mismatch is not None and is_raised(mismatch.got) else (None, "")
+    return Verdict(False, "\n".join(lines), misconception, waiting_for=waiting_for(*stub_error))
