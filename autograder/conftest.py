@@ -27,10 +27,11 @@ SEALED_REFERENCE = Path(__file__).parent / "reference.json"
 GIVEN_CHECK = "value:given_operations"
 BACKWARD = "value.py Value.backward"  # the stub whose part the note below is about
 # Said in the messages of a part whose reverse pass the kit runs, when backward() lost points too.
-KIT_REVERSE_NOTE = (
-    "Note: your backward() lost points as well (see value.backward). This check runs your "
-    "rules itself, each node's once, newest node first, so that a bug in backward() costs "
-    "only that part; the snippet, which calls your backward(), may print other numbers.")
+KIT_REVERSE_NOTE = textwrap.fill(
+    "Note: your backward() does not pass its own checks yet (see value.backward). This check "
+    "runs your rules itself, each node's once, newest node first, so that a bug in backward() "
+    "costs only that part; the snippet above does the same with the kit's Tape, so that you can "
+    "run it now.", 88)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -235,7 +236,8 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                 fd_tolerance=judge.Tolerance(tolerances.fd_rel, tolerances.fd_abs),
                 suspects=suspects or {}, timeout=limit,
                 drawings=lambda: runner.drawings(scenario_id, kwargs),
-                given_rules=given_rules(runner, scenario))
+                given_rules=given_rules(runner, scenario),
+                kit_snippet=scenarios.kit_reverse_snippet(scenario.snippet) if scenario.kit_reverse else None)
         except judge.StaffError as error:
             outcome = judge.Verdict(False, f"Not checked, a fault of the grader: {error} in scenario "
                                     f"{scenario_id}. Tell the course staff.")
@@ -274,7 +276,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             test=item.name, part=item.get_closest_marker("part").args[0], passed=report.passed,
             message="" if report.passed else message,
             misconception=verdict.misconception if verdict else None,
-            kit_reverse=bool(verdict and verdict.kit_reverse)))
+            kit_reverse=bool(verdict and verdict.kit_reverse),
+            kit_snippet=verdict.kit_snippet if verdict and not report.passed else None))
     return report
 
 
@@ -303,6 +306,8 @@ def outcomes_with_notes(outcomes: list[scoring.Outcome], runner: Runner) -> list
         return outcomes
     for outcome in outcomes:
         if outcome.kit_reverse and not outcome.passed and KIT_REVERSE_NOTE not in outcome.message:
+            if outcome.kit_snippet:  # a snippet the student can run now: the rules run as here
+                outcome.message = outcome.message.replace(*outcome.kit_snippet, 1)
             outcome.message += "\n\n" + KIT_REVERSE_NOTE
     return outcomes
 

@@ -74,6 +74,9 @@ class Verdict:
     message: str = ""
     misconception: str | None = None
     waiting_for: str | None = None  # the stub whose NotImplementedError was the whole answer
+    # The snippet as shown, and as it runs the rules the way the kit did (for a backward() that
+    # does not pass yet): a message swaps the one for the other.
+    kit_snippet: tuple[str, str] | None = None
     kit_reverse: bool = False  # the scenario ran the kit's own reverse pass, not backward()
 
 
@@ -455,12 +458,14 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
           tolerance: Tolerance, fd_tolerance: Tolerance, suspects: dict[str, Suspect],
           timeout: float, preface: str = "",
           drawings: Callable[[], tuple[list | None, list | None]] | None = None,
-          given_rules: bool = False) -> Verdict:
+          given_rules: bool = False, kit_snippet: str | None = None) -> Verdict:
     """Compare one scenario's answers and explain any difference to the student. `preface`
     goes first: what the student must know before anything else (a given operation changed).
     `drawings()`, asked only when the scenario failed, gives the graphs the reference and the
     submission drew: where both did, the message shows where in the graph of the case it
-    shows the gradients first differ (`given_rules`: the graph holds only given rules)."""
+    shows the gradients first differ (`given_rules`: the graph holds only given rules).
+    `kit_snippet`, the snippet as the kit's own reverse pass runs it, is filled in as the
+    snippet is, for a message to a student whose backward() does not pass yet."""
     if not answered(expected):
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
         raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())
@@ -515,4 +520,7 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
     stub_error = (got.raised, got.message) if got.raised else \
         (mismatch.got["raised"]["type"], mismatch.got["raised"]["message"]) \
         if mismatch is not None and is_raised(mismatch.got) else (None, "")
-    return Verdict(False, "\n".join(lines), misconception, waiting_for=waiting_for(*stub_error))
+    swap = (textwrap.indent(fill(snippet, values), "    "),
+            textwrap.indent(fill(kit_snippet, values), "    ")) if kit_snippet else None
+    return Verdict(False, "\n".join(lines), misconception, waiting_for=waiting_for(*stub_error),
+                   kit_snippet=swap)

@@ -23,6 +23,7 @@ class Outcome:
     message: str = ""
     misconception: str | None = None
     kit_reverse: bool = False  # judged through the kit's own reverse pass
+    kit_snippet: tuple[str, str] | None = None  # its snippet, and the snippet as the kit ran it
 
 
 @dataclass

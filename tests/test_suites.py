@@ -43,6 +43,7 @@ from autograder.staff.check import (
     scenario_literals,
     stated,
 )
+from autograder.stubs import regions, student_source
 
 KIT = Path(__file__).resolve().parent.parent
 PLACEHOLDER = re.compile(r"\{\w+\}")
@@ -172,29 +173,58 @@ def run_snippet(code: str, handout: tuple[Path, dict]) -> subprocess.CompletedPr
                           text=True, check=False, timeout=300, env={**os.environ, **env})
 
 
+def snippet_problem(call: Call, snippet: str, layout: tuple[Path, dict]) -> str | None:
+    """Why `snippet`, filled in as a message fills it, does not run in `layout` and print the
+    numbers of the call's first case (or state only numbers it prints); None when it does."""
+    case = first_case(call.observations)
+    values = {**call.kwargs, **(case.get("inputs", {}) if isinstance(case, dict) else {})}
+    code = judge.fill(snippet, values)
+    if PLACEHOLDER.search(code):
+        return f"{call.scenario}: unfilled {PLACEHOLDER.findall(code)}"
+    done = run_snippet(code, layout)
+    if done.returncode != 0:
+        return f"{call.scenario} {call.kwargs}: exit {done.returncode}\n{code}\n{done.stderr[-1500:]}"
+    printed = [float(n) for n in NUMBER.findall(done.stdout)]
+    if (lost := missing(shown_numbers(case), printed)) is not None:
+        return f"{call.scenario} {call.kwargs}: {lost} is not printed (in order) in {done.stdout[:600]!r}"
+    known = printed + numbers_in(values) + scenario_literals(call.scenario) + [
+        float(n) for line in code.splitlines() for n in stated(line.split("#")[0])]
+    comments = " ".join(line.split("#", 1)[1] for line in code.splitlines() if "#" in line)
+    wrong = [n for n in stated(comments) if not matches(n, known)]
+    return f"{call.scenario}: the comments state {wrong}, which it does not print" if wrong else None
+
+
 def test_every_snippet_runs_and_prints_the_numbers_of_its_case(calls, handout):
     distinct = {scenario_key(c.scenario, c.kwargs): c for c in calls}.values()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        problems = [p for p in pool.map(lambda c: snippet_problem(c, scenarios.scenario(c.scenario).snippet,
+                                                                  handout), distinct) if p]
+    assert not problems, "\n\n".join(problems)
 
-    def check(call: Call) -> str | None:
-        case = first_case(call.observations)
-        values = {**call.kwargs, **(case.get("inputs", {}) if isinstance(case, dict) else {})}
-        code = judge.fill(scenarios.scenario(call.scenario).snippet, values)
-        if PLACEHOLDER.search(code):
-            return f"{call.scenario}: unfilled {PLACEHOLDER.findall(code)}"
-        done = run_snippet(code, handout)
-        if done.returncode != 0:
-            return f"{call.scenario} {call.kwargs}: exit {done.returncode}\n{code}\n{done.stderr[-1500:]}"
-        printed = [float(n) for n in NUMBER.findall(done.stdout)]
-        if (lost := missing(shown_numbers(case), printed)) is not None:
-            return f"{call.scenario} {call.kwargs}: {lost} is not printed (in order) in {done.stdout[:600]!r}"
-        known = printed + numbers_in(values) + scenario_literals(call.scenario) + [
-            float(n) for line in code.splitlines() for n in stated(line.split("#")[0])]
-        comments = " ".join(line.split("#", 1)[1] for line in code.splitlines() if "#" in line)
-        wrong = [n for n in stated(comments) if not matches(n, known)]
-        return f"{call.scenario}: the comments state {wrong}, which it does not print" if wrong else None
+
+def test_a_snippet_runs_the_kits_reverse_pass_where_backward_is_unwritten(calls, handout, tmp_path):
+    """Where the kit runs the rules itself, a student whose backward() is still a stub is shown
+    the snippet as the kit ran it (with its Tape): it runs, and prints the numbers of its case."""
+    root, env = handout
+    unwritten = tmp_path / "handout"
+    shutil.copytree(root, unwritten)
+    value = KIT / "solutions" / "value.py"
+    source = value.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    for region in reversed(regions(source, value)):
+        if region.part != "value.backward":  # only backward() is a stub: the rules are the reference's
+            del lines[region.last - 1]
+            del lines[region.first - 1]
+    (unwritten / "assignments" / "value.py").write_text(student_source("\n".join(lines), value))
+    kit = [c for c in {scenario_key(c.scenario, c.kwargs): c for c in calls}.values()
+           if scenarios.scenario(c.scenario).kit_reverse]
+    assert len(kit) > 20
+    def problem(call: Call) -> str | None:
+        snippet = scenarios.kit_reverse_snippet(scenarios.scenario(call.scenario).snippet)
+        return snippet_problem(call, snippet, (unwritten, env)) if snippet else f"{call.scenario}: no snippet"
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        problems = [p for p in pool.map(check, distinct) if p]
+        problems = [p for p in pool.map(problem, kit) if p]
     assert not problems, "\n\n".join(problems)
 
 

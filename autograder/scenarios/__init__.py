@@ -16,6 +16,7 @@ the modules' source.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import dataclass
 from functools import cache
@@ -124,6 +125,43 @@ def operations_in(snippet: str) -> frozenset[str]:
 
 def _dedent(snippet: str) -> str:
     return textwrap.dedent(snippet).strip("\n").replace("{", "").replace("}", "")
+
+
+KIT_REVERSE_HEAD = """\
+import sys
+sys.path.append("..")                          # the kit's folder, which holds autograder/
+import value
+from autograder.scenarios.value import Tape    # the reverse pass this check ran"""
+BACKWARD_CALL = re.compile(r"^(?P<indent>\s*)(?P<root>\w+)\.backward\(\)")
+
+
+def kit_reverse_snippet(snippet: str) -> str | None:
+    """A snippet that calls backward() rewritten to run the rules as the kit's Tape does (for a
+    student whose backward() does not pass yet): the lines that build the graph, up to the one
+    that makes the root, inside `with Tape(value) as tape:`, and `tape.reverse(root)` for the
+    call. None when the snippet calls no backward() or builds its root nowhere it can tell."""
+    lines = textwrap.dedent(snippet).strip("\n").splitlines()
+    calls = [(number, found) for number, line in enumerate(lines) if (found := BACKWARD_CALL.match(line))]
+    if not calls:
+        return None
+    root = calls[0][1]["root"]
+    assigns = re.compile(rf"^\s*{root}\s*=[^=]")
+    made = next((n for n in range(calls[0][0] - 1, -1, -1) if assigns.match(lines[n])), None)
+    if made is None:
+        return None
+    indent = len(lines[made]) - len(lines[made].lstrip())
+    start = made
+    while start > 0 and lines[start - 1].strip() and not lines[start - 1].startswith(("from ", "import ")) \
+            and len(lines[start - 1]) - len(lines[start - 1].lstrip()) >= indent:
+        start -= 1
+    pad = " " * indent
+    wrapped = [f"{pad}with Tape(value) as tape:          # records every Value made in the block"]
+    wrapped += ["    " + line for line in lines[start:made + 1]]
+    rest = [BACKWARD_CALL.sub(lambda m: f"{m['indent']}tape.reverse({m['root']})", line)
+            .split("#")[0].rstrip() + ("      # each node's rule once, newest first"
+                                       if BACKWARD_CALL.match(line) else "")
+            if BACKWARD_CALL.match(line) else line for line in lines[made + 1:]]
+    return "\n".join([KIT_REVERSE_HEAD, *lines[:start], *wrapped, *rest])
 
 
 BINARY = ("+", "-", "*", "/")
