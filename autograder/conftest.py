@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import judge, scenarios, scoring
+from autograder import judge, parts, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
 from autograder.misconceptions import CATALOGUE
 from autograder.parts import Part
@@ -206,7 +206,7 @@ def given_changes(runner: Runner, names: frozenset[str] | None = None) -> list[s
 
 @pytest.fixture
 def grade(runner: Runner, request: pytest.FixtureRequest):
-    """grade(scenario_id, suspects={...}, tolerance="default", **kwargs).
+    """grade(scenario_id, suspects={...}, tolerance="default", series=None, **kwargs).
 
     Judges one scenario, and fails the test with the judge's message.
     """
@@ -214,7 +214,7 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
     part = request.node.get_closest_marker("part").args[0]
 
     def check(scenario_id: str, *, suspects: dict | None = None, tolerance: str = "default",
-              **kwargs) -> None:
+              series: judge.Series | None = None, **kwargs) -> None:
         scenario = scenarios.scenario(scenario_id)
         # What the test asked, for pytest's own reports (--junitxml): the kit checks its suites with it.
         request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
@@ -237,7 +237,8 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                 suspects=suspects or {}, timeout=limit,
                 drawings=lambda: runner.drawings(scenario_id, kwargs),
                 given_rules=given_rules(runner, scenario),
-                kit_snippet=scenarios.kit_reverse_snippet(scenario.snippet) if scenario.kit_reverse else None)
+                kit_snippet=scenarios.kit_reverse_snippet(scenario.snippet) if scenario.kit_reverse else None,
+                series=series)
         except judge.StaffError as error:
             outcome = judge.Verdict(False, f"Not checked, a fault of the grader: {error} in scenario "
                                     f"{scenario_id}. Tell the course staff.")
@@ -298,9 +299,31 @@ def given_rules(runner: Runner, scenario: scenarios.Scenario) -> bool:
     return bool(used) and used <= set(handout.given)
 
 
+def needs(outcomes: list[scoring.Outcome]) -> list[scoring.Outcome]:
+    """The outcomes, with a note on every failure of a part that other parts' stubs may cost
+    (training, tanh far from zero): which parts it needs, and which of them lost points too."""
+    lost = {o.part for o in outcomes if not o.passed}
+    declared = parts.declared()
+    for outcome in outcomes:
+        needed = [p.id for p in declared.values() if outcome.part in p.also_costs]
+        if outcome.passed or not needed:
+            continue
+        failing = [part for part in needed if part in lost]
+        one = len(needed) == 1
+        said = (f"This check needs {judge.listed(needed)}: a bug in {'it' if one else 'any of them'} "
+                "may cost it. "
+                + (f"{'' if one else 'Of those, '}{judge.listed(failing)} lost points too: start with "
+                   f"{'its' if len(failing) == 1 else 'their'} messages." if failing else
+                   f"{'It passes' if one else 'They pass'} {'its' if one else 'their'} own checks."))
+        outcome.message += "\n\n" + textwrap.fill(said, 88)
+    return outcomes
+
+
 def outcomes_with_notes(outcomes: list[scoring.Outcome], runner: Runner) -> list[scoring.Outcome]:
     """The outcomes, with a note on every failure the kit's own reverse pass judged when the
-    submission's backward() failed too (its snippet may then print other numbers)."""
+    submission's backward() failed too (its snippet may then print other numbers), and on every
+    failure of a part that others may cost."""
+    outcomes = needs(outcomes)
     backward = runner.reference.handout.part_of(BACKWARD)
     if not any(o.part == backward and not o.passed for o in outcomes):
         return outcomes

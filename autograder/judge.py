@@ -357,6 +357,11 @@ def show(x: object) -> str:
     return repr(x)
 
 
+def listed(names: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def quoted(text: str) -> str:
     """A submission's text (an exception, a type name, a file name) inside a message: each line
     break it holds indents what follows, so that none of its lines starts a line of the message
@@ -454,11 +459,32 @@ def graph_report(expected: Answer, got: Answer, mismatch: Mismatch | None, toler
 
 # -- the verdict ---------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Series:
+    """A list of an answer that a run fills one entry per step (the losses of a training run),
+    and what it means that the first entry, or a later one, is the first to differ."""
+
+    key: str
+    unit: str  # what one entry is: "step", "epoch"
+    first: str = ""  # why the first entry differs, where the kind of run says
+    later: str = ""  # why a later one does
+
+    def departure(self, path: str) -> str | None:
+        found = re.fullmatch(rf"{re.escape(self.key)}\[(\d+)\]", path)
+        if found is None:
+            return None
+        index = int(found[1])
+        if index == 0:
+            return f"The run departs from the reference's in its first {self.unit}. {self.first}".strip()
+        return (f"The run follows the reference's for {index} {self.unit}{'s' if index > 1 else ''}, and "
+                f"departs in {self.unit} {index + 1}. {self.later}").strip()
+
+
 def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: Answer,
           tolerance: Tolerance, fd_tolerance: Tolerance, suspects: dict[str, Suspect],
           timeout: float, preface: str = "",
           drawings: Callable[[], tuple[list | None, list | None]] | None = None,
-          given_rules: bool = False, kit_snippet: str | None = None) -> Verdict:
+          given_rules: bool = False, kit_snippet: str | None = None, series: Series | None = None) -> Verdict:
     """Compare one scenario's answers and explain any difference to the student. `preface`
     goes first: what the student must know before anything else (a given operation changed).
     `drawings()`, asked only when the scenario failed, gives the graphs the reference and the
@@ -507,6 +533,8 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         f"Came out: {came_out}", f"Expected: {wanted}"]
     if fd_hint:
         lines.append(fd_hint)
+    if series is not None and mismatch is not None and (said := series.departure(mismatch.path)):
+        lines.append(textwrap.fill(said, 88))
     if drawings is not None and not got.failure \
             and (block := graph_report(expected, got, mismatch, tolerance, drawings, given_rules)):
         lines += ["", block]

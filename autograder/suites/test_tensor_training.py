@@ -6,7 +6,7 @@ accuracy must be the reference's.
 """
 
 from autograder.datasets import grading_data
-from autograder.judge import raised_saying
+from autograder.judge import Series, raised_saying
 from autograder.parts import Part
 
 PART = Part("tensor.training",
@@ -20,5 +20,5 @@ def test_a_network_on_digits(grade, ask):
     """The tensor engine trains a 64-128-10 ReLU network on 300 digits: {epochs} epochs, lr {lr},
     batches of {batch_size}."""
     grade("training:train_digits", tolerance="training", epochs=10, lr=0.2, batch_size=32, seed=ask.seed(0),
-          suspects={"unbroadcast-leading-axes": NOT_SUMMED},
+          suspects={"unbroadcast-leading-axes": NOT_SUMMED}, series=Series("losses", "epoch"),
           **grading_data("digits"))

@@ -6,16 +6,24 @@ must be the reference's.
 """
 
 from autograder.datasets import grading_data
-from autograder.judge import unwrapped
+from autograder.judge import Series, unwrapped
 from autograder.parts import Part
 
 PART = Part("value.training",
             misconceptions=("number-not-wrapped",))
 
 
+# Each step's loss is taken before that step's update: where the first one differs, a forward value
+# is wrong; where a later one is the first, the update before it was.
+STEPS = Series("losses", "step", first="Its first loss is computed before any update: an operation's forward "
+               "value differs.", later="The losses before it agree, so the forward values are right, and the "
+               "update after the last of them differs: a gradient (an operation's rule, backward() or "
+               "zero_grad()) is wrong.")
+
+
 def test_a_network_on_moons(grade, ask):
     """The scalar engine trains a 2-{hidden}-{hidden}-1 ReLU network on 30 moons: {steps} full-batch
     steps, lr {lr}."""
     grade("training:train_moons", tolerance="training", steps=5, lr=1.0, seed=ask.seed(0), hidden=8,
-          suspects={"number-not-wrapped": unwrapped("data")},
+          suspects={"number-not-wrapped": unwrapped("data")}, series=STEPS,
           **grading_data("moons"))
