@@ -82,6 +82,11 @@ CATALOGUE: dict[str, Misconception] = {
         "the leading axes that broadcasting added are not summed away",
         "Shapes align from the right; broadcasting (3,) against (2, 3) first treats it as "
         "(1, 3). Sum over the extra leading axes until the gradient has the operand's rank."),
+    "unbroadcast-wrong-axis": Misconception(
+        "the axes summed away are the last ones instead of the leading ones",
+        "Shapes align from the right, so the axes that broadcasting added are the leading ones: a "
+        "bias of shape (3,) against a (2, 3) gradient is summed over axis 0, giving (3,), not over "
+        "the last axis, which gives (2,)."),
     "tanh-overflow": Misconception(
         "tanh is computed from `exp(2*x)`, which overflows for large inputs",
         "`exp(2*x)` overflows once x passes about 354.9. `math.tanh`, or a formula in "

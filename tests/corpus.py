@@ -372,6 +372,11 @@ BUGS = (
                 grad = grad.sum(axis=tuple(range(added)))
         """, indent=4), ""),
         loses={"tensor.unbroadcast", "tensor.training"}, names={"unbroadcast-leading-axes"}),
+    # The last axes summed away instead of the leading ones: (32, 128) -> (32,) for a (128,) bias.
+    bug("unbroadcast-sums-the-trailing-axes",
+        Edit("tensor", "grad = grad.sum(axis=tuple(range(added)))",
+             "grad = grad.sum(axis=tuple(range(grad.ndim - added, grad.ndim)))"),
+        loses={"tensor.unbroadcast", "tensor.training"}, names={"unbroadcast-wrong-axis"}),
     bug("dual-product-rule",
         Edit("dual", "self.der * other.val + self.val * other.der", "self.der * other.der"),
         loses={"dual"}, names={"dual-product-rule"}),

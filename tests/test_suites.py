@@ -266,7 +266,8 @@ def computed_hints(reference) -> dict[str, set[float]]:
     threshold = math.log(sys.float_info.max) / 2
     unbroadcast = reference.tensor.unbroadcast
     column = unbroadcast(reference.tensor.np.ones((4, 5)), (4, 1)).shape
-    row = unbroadcast(reference.tensor.np.ones((2, 3)), (3,)).shape
+    ones = reference.tensor.np.ones((2, 3))
+    row = unbroadcast(ones, (3,)).shape
     return {
         "no-topological-order": {2.0, x.grad, naive.grad},
         "backward-clears": {a.data, b.data, c.data, *grads},
@@ -277,6 +278,8 @@ def computed_hints(reference) -> dict[str, set[float]]:
         "tanh-overflow": {round(threshold, 1)},
         "unbroadcast-no-keepdims": set(map(float, column)),
         "unbroadcast-leading-axes": {3.0, 2.0, *map(float, (1, *row))},
+        # summed over axis 0 (the leading one), or over the last, which leaves (2,)
+        "unbroadcast-wrong-axis": {0.0, *map(float, row), *map(float, ones.sum(axis=-1).shape), 2.0, 3.0},
         "dual-constant-derivative": {Dual(3.0).der, Dual(1.0, 1.0).der},
         "dual-number-not-wrapped": {Dual(2.0).der},
     }

@@ -12,7 +12,7 @@ from autograder.parts import Part
 
 PART = Part("tensor.unbroadcast",
             also_costs=("tensor.training",),
-            misconceptions=("unbroadcast-no-keepdims", "unbroadcast-leading-axes"))
+            misconceptions=("unbroadcast-no-keepdims", "unbroadcast-leading-axes", "unbroadcast-wrong-axis"))
 
 
 def more_axes(expected, got):
@@ -22,9 +22,23 @@ def more_axes(expected, got):
     return bool(wrong) and all(len(g["shape"]) > len(e["shape"]) for e, g in wrong)
 
 
+def trailing_axes(expected, got):
+    """Every case that added axes came out with the shape of summing the last axes away, and the
+    size-1 axes of the operand's shape kept: `(4, 2, 3) -> (2, 1)` came out `(4, 1)`."""
+    def wrong_shape(case: dict) -> list[int]:
+        out_shape, shape = case["inputs"]["out_shape"], case["inputs"]["shape"]
+        kept = out_shape[:len(shape)]
+        return [1 if size == 1 else kept_size for size, kept_size in zip(shape, kept)]
+    cases = [(e, g) for e, g in zip(expected, got.observations)
+             if len(e["inputs"]["out_shape"]) > len(e["inputs"]["shape"])
+             and wrong_shape(e) != e["inputs"]["shape"]]
+    return bool(cases) and all(g["gradient"]["shape"] == wrong_shape(e) for e, g in cases)
+
+
 DIRECT = {
     "unbroadcast-no-keepdims": shape_is("gradient", lambda shape: [size for size in shape if size != 1]),
     "unbroadcast-leading-axes": more_axes,
+    "unbroadcast-wrong-axis": trailing_axes,
 }
 
 
