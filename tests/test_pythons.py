@@ -95,6 +95,36 @@ def test_the_handout_grades_as_the_kit_on_every_supported_python(handout, tmp_pa
         assert any(line.startswith("total") for line in done.stdout.splitlines()[-3:])
 
 
+def floors(requirements: Path) -> list[str]:
+    """The handout's requirements pinned to the oldest versions they allow (`numpy>=1.24` ->
+    `numpy==1.24.0`), and pluggy at the oldest that the oldest pytest allows."""
+    pinned = []
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        found = re.fullmatch(r"([\w-]+)>=([\d.]+)(;.*)?", line.strip())
+        assert found, f"requirements.txt: {line!r} names no floor"
+        version = found[2] if found[2].count(".") >= 2 else found[2] + ".0"
+        pinned.append(f"{found[1]}=={version}{found[3] or ''}")
+    return [*pinned, "pluggy==1.3.0"]
+
+
+@pytest.mark.skipif(not SUPPORTED, reason="the machine offers no other supported Python")
+def test_the_handout_grades_as_the_kit_at_the_oldest_versions_it_allows(handout, tmp_path):
+    """The oldest Python, numpy, pytest and pluggy the kit declares: the floors are what is tested."""
+    pins = tmp_path / "floors.txt"
+    pins.write_text("\n".join(floors(handout / "requirements.txt")) + "\n", encoding="utf-8")
+    python = venv(SUPPORTED[min(SUPPORTED)], tmp_path / "venv", pins)
+    for files, expected in (("solutions", dict(VISIBLE)), ("assignments", dict.fromkeys(VISIBLE, 0))):
+        copy = tmp_path / f"handout-{files}"
+        shutil.copytree(handout, copy)
+        for engine in ENGINES:
+            shutil.copyfile(KIT / files / f"{engine}.py", copy / "assignments" / f"{engine}.py")
+        done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                               "--results-json", str(tmp_path / f"{files}.json")],
+                              cwd=copy, capture_output=True, text=True, timeout=INSTALL_SECONDS)
+        assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+        assert scores(tmp_path / f"{files}.json") == expected, files
+
+
 @pytest.mark.skipif(not SUPPORTED, reason="the machine offers no other supported Python")
 def test_the_gradescope_bundle_grades_on_the_oldest_supported_python(tmp_path):
     oldest = min(SUPPORTED)
