@@ -415,6 +415,29 @@ def autograde_course(course: Path, db_url: str, assignment: str,
     return problems
 
 
+def course_grades(db_url: str, assignment: str) -> dict[str, tuple[dict[str, float], float]]:
+    """nbgrader's grade of every submission of `assignment` that has a grade for every part, the
+    course's grade of record, by the source intake gives it (`submitted/<student>`): each part's
+    score (a grader's where one was typed in, the kit's otherwise, extra credit included) and
+    the late penalty."""
+    parts = {grade_id(part): part for part in load().parts}
+    found = {}
+    with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
+        try:
+            submissions = gradebook.find_assignment(assignment).submissions
+        except MissingEntry:
+            raise NotebookError(f"{db_url}: no assignment {assignment!r}") from None
+        for submission in submissions:
+            # A cell neither autograded nor scored by hand has no grade (nbgrader shows it as 0).
+            scores = {parts[grade.name]: grade.score for notebook in submission.notebooks
+                      for grade in notebook.grades if grade.name in parts
+                      and (grade.auto_score is not None or grade.manual_score is not None)}
+            penalty = submission.late_submission_penalty or 0.0
+            if len(scores) == len(parts):
+                found[f"submitted/{submission.student.id}"] = (scores, penalty)
+    return found
+
+
 def known_from_bulk(submissions: list[intake.Submission], entries: list[Entry]) -> dict[str, dict]:
     """What `autograder bulk` has just graded in an nbgrader course's submitted/ tree, for
     `autograde_course`: student -> engine -> KnownGrade."""
