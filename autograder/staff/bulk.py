@@ -489,7 +489,10 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     for student, mine in several.items():
         say(console, reports.collision(student, mine, grading), style="yellow")
     failed = sum(e.status == "failed" for e in entries)
-    without = f", {len(several)} students with several entries have no grade" if several else ""
+    without = ""
+    if several:
+        without = (f", {len(several)} student{'s' if len(several) > 1 else ''} with several entries "
+                   f"{'have' if len(several) > 1 else 'has'} no grade")
     say(console, f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
                  f"unchanged since the last run, {failed} could not be graded{without} (see "
                  f"{out / 'failures.jsonl'}); grades in {out / 'grades.csv'} (and in the import formats of "

@@ -46,7 +46,7 @@ from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from ..config import KIT_ROOT, Grading, load
 from ..notebook import ENGINES, NotebookError, engine_of, grade_id, part_report, score_modules
-from . import intake
+from . import intake, reports
 from .gradebook import Entry
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -449,7 +449,7 @@ def known_from_bulk(submissions: list[intake.Submission], entries: list[Entry]) 
         if entry is None or entry.content_hash != submission.content_hash or folder != "submitted":
             continue
         results = {score.part: {"score": score.points, "max_score": score.max, "output": score.messages,
-                                "status": "passed" if score.points >= score.max else "failed"}
+                                "status": "passed" if reports.passed(score) else "failed"}
                    for score in entry.scores}
         known[student] = {engine: KnownGrade(text, {part: result for part, result in results.items()
                                                     if engine_of(part) == engine})
