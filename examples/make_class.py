@@ -30,6 +30,7 @@ BUGS = {
     "relu-gate": ("value", "self.grad += (self.data > 0) * out.grad",
                   "self.grad += (self.data < 0) * out.grad"),
     "zero-grad-self-only": ("value", "                stack.extend(node._prev)\n", "                break\n"),
+    "dual-constant-derivative": ("dual", "der: float = 0.0", "der: float = 1.0"),
 }
 FIXED_TIME = (2026, 11, 30, 9, 0, 0)  # zip entries carry this date, so the bytes never change
 
@@ -56,27 +57,30 @@ def write_zip(path: Path, members: dict[str, bytes]) -> None:
             archive.writestr(zipfile.ZipInfo(name, FIXED_TIME), data)
 
 
-def definitions(text: str) -> tuple[str, list[str]]:
-    """A module's imports, and each of its top-level definitions, as source text."""
+def statements(text: str) -> tuple[str, list[str]]:
+    """A module's imports, and each of its other top-level statements (a definition with its
+    decorators, an assignment such as a module's constants) as source text: all the module runs,
+    but its docstring."""
     tree = ast.parse(text)
     lines = text.splitlines()
-    imports = [ast.get_source_segment(text, node) for node in tree.body
-               if isinstance(node, (ast.Import, ast.ImportFrom))]
-    blocks = []
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+    imports, blocks = [], []
+    for index, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(ast.get_source_segment(text, node))
+        elif not (index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
             blocks.append("\n".join(lines[start:node.end_lineno]))
     return "\n".join(imports), blocks
 
 
 def notebook(modules: dict[str, str], author: str) -> nbformat.NotebookNode:
-    """The three engines as a student's notebook: imports, definitions, a demo or two."""
+    """The three engines as a student's notebook: imports, every statement in a cell of its own, a
+    demo or two."""
     cells = [nbformat.v4.new_markdown_cell(f"# Homework 3: autograd engines\n{author}")]
     imports = set()
     bodies = {}
     for engine, text in modules.items():
-        found, bodies[engine] = definitions(text)
+        found, bodies[engine] = statements(text)
         imports.update(found.splitlines())
     future = sorted(line for line in imports if "__future__" in line)
     cells.append(nbformat.v4.new_code_cell("\n".join(future + sorted(imports - set(future)))))
@@ -114,6 +118,10 @@ def make_class(folder: Path) -> Path:
                                                            encoding="utf-8")
     (folder / "doejohn_23456_78901_dual.py").write_text(source("solutions", "dual"), encoding="utf-8")
     (folder / "dave.py").write_text(source("solutions", "value"), encoding="utf-8")
+    grace = folder / "Grace Hopper_300021_assignsubmission_file_"  # Moodle's "Download all submissions"
+    grace.mkdir()
+    for engine, text in reference("dual-constant-derivative").items():
+        (grace / f"{engine}.py").write_text(text, encoding="utf-8")
     whole = folder / "erin-whole.zip"
     write_zip(whole, {f"{engine}.py": text.encode() for engine, text in reference().items()})
     (folder / "erin.zip").write_bytes(whole.read_bytes()[:600])  # an upload cut off halfway

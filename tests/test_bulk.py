@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from corpus import CORPUS, build
 from autograder.config import load
 from autograder.staff import bulk, graders, reports
 from autograder.staff.cli import main
+from autograder.staff.escape import markdown
 from autograder.staff.gradebook import Entry, Gradebook, Score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
@@ -69,6 +71,14 @@ def rows(out: Path) -> dict[str, tuple]:
         book.close()
 
 
+def entries_of(out: Path) -> list[Entry]:
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        return book.entries()
+    finally:
+        book.close()
+
+
 def score_row(score: Score) -> tuple:
     return score.part, score.points, score.max, score.messages, tuple(score.misconceptions)
 
@@ -101,10 +111,56 @@ def example_run(tmp_path_factory, reference_cache, example_class) -> Path:
     return out
 
 
+@dataclasses.dataclass
+class ExampleRow:
+    """One row of the table in examples/README.md."""
+
+    entry: str
+    student: str
+    loses: set[str]
+    named: set[str]
+    total: float
+
+
+def example_readme() -> list[ExampleRow]:
+    """The table of examples/README.md: what each example student should score."""
+    parts = load().parts
+    lines = [line for line in (KIT / "examples" / "README.md").read_text(encoding="utf-8").splitlines()
+             if line.startswith("| ")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    found = []
+    for line in lines[2:]:
+        row = dict(zip(header, (cell.strip() for cell in line.strip("|").split("|"))))
+        quoted = set(re.findall(r"`([^`]+)`", row["it loses"]))
+        every = {p for p, part in parts.items() if part.points > 0}
+        loses = every if row["it loses"].startswith("every part") else quoted & set(parts)
+        assert row["it loses"] == "nothing" or loses, f"examples/README.md: {row['entry']} names no part"
+        found.append(ExampleRow(row["entry"].strip("`"), row["student"].strip("`"), loses,
+                                set(re.findall(r"\*([a-z-]+)\*", row["it loses"])), float(row["total"])))
+    return found
+
+
+def test_every_example_student_scores_what_the_examples_readme_says(example_run):
+    """A row per student of examples/README.md: its id in grades.csv, the parts that lose points
+    (and no other), the misconceptions it names, and the total."""
+    parts = load().parts
+    with (example_run / "grades.csv").open(newline="") as file:
+        grades = {row["student"]: row for row in csv.DictReader(file)}
+    expected = example_readme()
+    assert sorted(grades) == sorted(row.student for row in expected)
+    named = {entry.student: {m for score in entry.scores for m in score.misconceptions}
+             for entry in entries_of(example_run)}
+    for row in expected:
+        got = grades[row.student]
+        assert {p for p in parts if float(got[p]) < parts[p].points} == row.loses, row.student
+        assert named[row.student] >= row.named, row.student
+        assert float(got["total"]) == row.total, row.student
+
+
 def test_every_submission_of_the_example_class_gets_one_row(example_run):
     found = rows(example_run)
-    assert sorted(found) == ["alice", "bob.zip", "carol.ipynb", "dave.py", "doejohn_*", "erin.zip", "frank",
-                             "smithjane_*"]
+    assert sorted(found) == ["Grace Hopper_300021_*", "alice", "bob.zip", "carol.ipynb", "dave.py",
+                             "doejohn_23456_*", "erin.zip", "frank", "smithjane_12345_*"]
     failed = {source: row[5] for source, row in found.items() if row[4] == "failed"}
     assert failed.keys() == {"erin.zip", "frank"}
     assert "not a readable zip" in failed["erin.zip"]
@@ -112,21 +168,9 @@ def test_every_submission_of_the_example_class_gets_one_row(example_run):
     assert [(f["source"], f["reason"]) for f in failures] == sorted(failed.items())
 
 
-def test_grades_csv_has_a_column_per_part_and_the_expected_scores(example_run):
-    parts = load().parts
+def test_grades_csv_has_a_column_per_part(example_run):
     with (example_run / "grades.csv").open(newline="") as file:
-        table = list(csv.DictReader(file))
-    assert list(table[0]) == ["student", *parts, "total"]
-    grades = {row["student"]: row for row in table}
-    assert sorted(grades) == ["alice", "bob", "carol", "dave", "doejohn", "erin", "frank", "smithjane"]
-    assert float(grades["alice"]["total"]) == sum(part.points for part in parts.values())
-    assert float(grades["erin"]["total"]) == float(grades["frank"]["total"]) == 0
-    lost = {student: {p for p in parts if float(row[p]) < parts[p].points} for student, row in grades.items()}
-    assert "value.mul" in lost["bob"]
-    assert "value.tanh" in lost["carol"]
-    assert "value.relu" in lost["doejohn"] and "tensor.unbroadcast" in lost["doejohn"]
-    assert "value.zero_grad" in lost["smithjane"]
-    assert lost["dave"] >= {"tensor.unbroadcast", "dual"} and "value.mul" not in lost["dave"]
+        assert next(csv.reader(file)) == ["student", *load().parts, "total"]
 
 
 def test_feedback_exists_for_every_student_and_quotes_no_suite_code(example_run):
@@ -134,10 +178,10 @@ def test_feedback_exists_for_every_student_and_quotes_no_suite_code(example_run)
             for line in path.read_text().splitlines()
             if line.strip().startswith(("grade(", "def test_", "@pytest.mark", "suspects="))]
     assert code
-    for student in ("alice", "bob", "carol", "dave", "doejohn", "erin", "frank", "smithjane"):
-        for suffix in (".md", ".html"):
+    for student in (row.student for row in example_readme()):
+        for suffix, escaped in ((".md", markdown(student)), (".html", html.escape(student))):
             text = (example_run / "feedback" / f"{student}{suffix}").read_text()
-            assert f"Feedback for {student}" in text
+            assert f"Feedback for {escaped}" in text
             assert not [line for line in code if line in text], student
     bob = (example_run / "feedback" / "bob.md").read_text()
     assert "Came out:" in bob and "To reproduce, in Python" in bob
@@ -171,11 +215,16 @@ def test_the_mean_and_the_pass_rates_count_the_students_of_grades_csv(example_ru
     summary = (example_run / "summary.html").read_text()
     mean = statistics.mean(float(row["total"]) for row in table)
     assert f"mean {mean:.1f}," in summary
+    entries = entries_of(example_run)
     for part, details in parts.items():
-        rate = sum(float(row[part]) >= details.points for row in table) / len(table)
+        # Passed: every check of the part; erin's and frank's value.given too had no file to check.
+        rate = sum(any(s.part == part and s.points >= s.max and not s.messages for s in e.scores)
+                   for e in entries) / len(table)
         assert f"<td>{part}</td><td>{html.escape(details.title)}</td><td class='n'>{rate:.0%}</td>" in summary
-    assert ("Over the 8 students of grades.csv; the 2 whose submission could not be graded count as 0."
-            in summary)
+    assert "<td>value.given</td><td>The given operations of Value, unchanged</td><td class='n'>78%</td>" \
+        in summary
+    assert ("Over the 9 students with a grade in grades.csv; the 2 whose submission could not be graded "
+            "count as 0." in summary)
 
 
 def test_a_submission_that_could_not_be_graded_scores_zero_on_every_part_with_the_reason(example_run):
@@ -191,7 +240,8 @@ def test_a_submission_that_could_not_be_graded_scores_zero_on_every_part_with_th
 
 def test_outdir_holds_only_what_the_readme_lists(example_run):
     assert sorted(p.name for p in example_run.iterdir()) == [
-        "failures.jsonl", "feedback", "gradebook.sqlite", "grades.csv", "reference", "summary.html"]
+        "failures.jsonl", "feedback", "gradebook.sqlite", "grades-canvas.csv", "grades-moodle-worksheet.csv",
+        "grades-moodle.csv", "grades.csv", "reference", "summary.html"]
 
 
 def test_feedback_headings_name_the_part_once_and_html_shows_code_as_code(example_run):
@@ -215,6 +265,63 @@ def test_a_second_run_grades_nothing_again(example_run, example_class):
     make_class(example_class)  # written afresh: the same bytes
     assert bulk_run(example_class, example_run) == 0
     assert submission_ids(example_run) == before
+
+
+# -- two entries for one student --------------------------------------------------------------------
+
+BROKEN_DUAL = DUAL.replace("self.der * other.val + self.val * other.der", "self.der * other.der")
+
+
+def test_two_entries_for_one_student_are_both_graded_and_neither_counts_until_the_ta_chooses(
+        tmp_path, capsys, reference_cache):
+    """jsmith/ and jsmith.zip, Ann Lee/ and Ann_Lee/: each entry is graded and has its feedback; the
+    console, failures.jsonl and the summary name the collision; grades.csv gives the student empty
+    cells and the import files leave them out. A Canvas resubmission is one entry: the newest
+    upload counts, and a line says so. Removing one entry makes the other count, grading nothing."""
+    klass = dual_only_class(tmp_path / "class", {"jsmith": DUAL, "Ann Lee": DUAL, "Ann_Lee": BROKEN_DUAL,
+                                                 "una": DUAL})
+    with zipfile.ZipFile(klass / "jsmith.zip", "w") as archive:
+        archive.writestr("dual.py", BROKEN_DUAL)
+    (klass / "kim_11111_501_dual.py").write_text(BROKEN_DUAL)
+    (klass / "kim_11111_502_dual-1.py").write_text(DUAL)
+    out = outdir(tmp_path / "out", reference_cache)
+    assert bulk_run(klass, out) == 0
+    err = capsys.readouterr().err
+    found = rows(out)
+    assert sorted(found) == ["Ann Lee", "Ann_Lee", "jsmith", "jsmith.zip", "kim_11111_*", "una"]
+    assert all(row[4] == "graded" for row in found.values())
+    full, broken = (sum(s[1] for s in found[source][7]) for source in ("jsmith", "jsmith.zip"))
+    assert full > broken
+    for student, entries in {"jsmith": ("jsmith", "jsmith.zip"), "Ann_Lee": ("Ann Lee", "Ann_Lee")}.items():
+        said = f"2 entries for the student {student}:"
+        line = next(line for line in err.splitlines() if line.startswith(said))
+        assert all(entry in line for entry in entries) and "none counts" in line
+    assert "kim_11111_*: dual.py: dual-1.py counts, the newest upload; the earlier dual.py is not graded" \
+        in err
+    assert "2 students with several entries have no grade" in err.splitlines()[-1]
+
+    with (out / "grades.csv").open(newline="") as file:
+        grades = {row["student"]: row for row in csv.DictReader(file)}
+    assert grades["jsmith"]["total"] == grades["Ann_Lee"]["total"] == "" and grades["una"]["total"] != ""
+    assert float(grades["kim_11111"]["dual"]) == load().parts["dual"].points  # the newest upload's
+    for name in ("grades-canvas.csv", "grades-moodle.csv"):
+        listed = [row[0] for row in csv.reader((out / name).open(newline=""))]
+        assert "una" in listed and "jsmith" not in listed and "Ann_Lee" not in listed, name
+    failures = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
+    assert sorted(f["source"] for f in failures) == ["Ann Lee", "Ann_Lee", "jsmith", "jsmith.zip"]
+    assert all("none counts" in f["reason"] for f in failures)
+    feedback = sorted(p.name for p in (out / "feedback").glob("*.md"))
+    assert feedback == ["Ann_Lee (1).md", "Ann_Lee (2).md", "jsmith (1).md", "jsmith (2).md", "kim_11111.md",
+                        "una.md"]
+    summary = (out / "summary.html").read_text()
+    assert "Students with several entries" in summary and "feedback/jsmith%20%282%29.html" in summary
+
+    before = submission_ids(out)
+    (klass / "jsmith.zip").unlink()
+    assert bulk_run(klass, out) == 0
+    assert submission_ids(out) == {s: i for s, i in before.items() if s != "jsmith.zip"}  # nothing regraded
+    with (out / "grades.csv").open(newline="") as file:
+        assert float(next(r for r in csv.DictReader(file) if r["student"] == "jsmith")["total"]) == full
 
 
 # -- resuming --------------------------------------------------------------------------------------

@@ -157,6 +157,40 @@ def test_ctrl_c_in_each_phase_is_one_line(tmp_path, capsys, monkeypatch, referen
     assert error_lines(capsys.readouterr().err) == [said]
 
 
+@pytest.mark.parametrize(("options", "again"), [((), "run the same command again"),
+                                                (("--force",), "run the command again without --force")])
+def test_ctrl_c_right_after_the_last_grading_says_every_grade_is_in(tmp_path, capsys, monkeypatch,
+                                                                    reference_cache, options, again):
+    """The interrupt lands once every submission is recorded, before the reports: it said "2 of the
+    2 ... run the same command again to grade the other 0" (with --force: "of the other 0, 0 keep")."""
+    klass = dual_only_class(tmp_path / "class", {"una": DUAL, "val": DUAL})
+    out = outdir(tmp_path / "out", reference_cache)
+    if options:
+        assert bulk_run(klass, out) == 0
+    monkeypatch.setattr(Gradebook, "entries", interrupt)  # read right after the last grading
+    assert bulk_run(klass, out, *options) == 130
+    assert error_lines(capsys.readouterr().err)[-1] == (
+        "autograder bulk: interrupted after the last grading: all 2 submissions this run set out to grade "
+        f"are in the gradebook; {again} to write the reports (nothing is graded twice)")
+
+
+def test_a_successful_run_removes_what_a_killed_run_left_behind(tmp_path, reference_cache):
+    """staging/, work/, feedback.new/ and half-written files go, also when nothing is graded."""
+    klass = dual_only_class(tmp_path / "class", {"una": DUAL})
+    out = outdir(tmp_path / "out", reference_cache)
+    assert bulk_run(klass, out) == 0
+    kept = sorted(p.relative_to(out) for p in out.rglob("*") if p.suffix != ".sqlite-wal")
+    left = [out / "staging" / "una-123abc" / "dual.py", out / "work" / "una-123abc-x" / "pytest.log",
+            out / "feedback.new" / "una.md", out / "grades.csv.partial", out / "reference" / "0123.partial"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("left by a run that was killed")
+    assert bulk_run(klass, out) == 0  # nothing to grade
+    assert not [path for path in left if path.exists()]
+    assert not (out / "staging").exists() and not (out / "work").exists()
+    assert sorted(p.relative_to(out) for p in out.rglob("*") if p.suffix != ".sqlite-wal") == kept
+
+
 def ids(out: Path) -> dict[str, int]:
     with sqlite3.connect(out / "gradebook.sqlite") as db:
         return dict(db.execute("SELECT source, id FROM submissions"))

@@ -8,8 +8,10 @@ inside backward() cost the parts that call it, and nothing else, with a reason i
 from __future__ import annotations
 
 import json
+import linecache
 import re
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -269,6 +271,36 @@ def test_a_trick_in_backward_costs_only_what_calls_backward(bench, trick):
     for part, entry in results.items():
         assert entry["score"] == (0 if part == "value.backward" else bench["honest"][part]), part
     assert reason in results["value.backward"]["output"]
+
+
+def test_where_an_error_happened_is_found_without_reading_every_frame_of_its_traceback(tmp_path, monkeypatch):
+    """The worker's report of an exception names the submission's last line it passed through.
+    A recursion's traceback holds 20,000 frames; looking up the source line of every one of
+    them took half of a scenario's CPU time limit, so that under load the answer came back a
+    timeout, without the word RecursionError. Only the line named is read now."""
+    child = (KIT / "autograder" / "worker_child.py").read_text(encoding="utf-8")
+    program, called = child.rsplit("\nmain()", 1)
+    assert not called.strip(), "worker_child.py no longer ends by calling main()"
+    worker: dict = {}
+    exec(compile(program, "worker_child.py", "exec"), worker)
+    submission = tmp_path / "value.py"
+    submission.write_text("def down(n):\n    return down(n + 1)\n", encoding="utf-8")
+    module: dict = {}
+    exec(compile(submission.read_text(encoding="utf-8"), str(submission), "exec"), module)
+    depth = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # the worker's own
+    try:
+        module["down"](0)
+    except RecursionError as error:
+        raised = error
+    finally:
+        sys.setrecursionlimit(depth)
+    looked_up = []
+    real = linecache.getline
+    monkeypatch.setattr(linecache, "getline", lambda *args: looked_up.append(args) or real(*args))
+    monkeypatch.chdir(tmp_path)
+    assert worker["where"](raised) == "value.py, line 2: return down(n + 1)"
+    assert len(looked_up) == 1
 
 
 def _alive(uid: int) -> bool:

@@ -9,6 +9,7 @@ import stat
 import struct
 import subprocess
 import sys
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -125,9 +126,64 @@ def test_an_lms_download_is_grouped_by_student_and_keeps_the_last_resubmission(t
     (tmp_path / "smithjane_12345_67890_dual.py").write_text(DUAL)
     (tmp_path / "doejohn_late_23456_78901_tensor.py").write_text(TENSOR)
     doe, smith = intake.collect(tmp_path)
-    assert (doe.student, doe.format, sorted(doe.files)) == ("doejohn", "lms", ["tensor"])
-    assert (smith.student, sorted(smith.files)) == ("smithjane", ["dual", "value"])
+    assert (doe.student, doe.format, sorted(doe.files)) == ("doejohn_23456", "canvas", ["tensor"])
+    assert (smith.student, sorted(smith.files)) == ("smithjane_12345", ["dual", "value"])
     assert smith.files["value"] == VALUE
+    # Not two entries for one student: one entry, the newest upload counting, with a line that says so.
+    line = "value.py: value-1.py counts, the newest upload; the earlier Value.py is not graded"
+    assert smith.resubmissions == [line] and line in smith.notes
+    assert doe.resubmissions == []
+
+
+def canvas_download(folder: Path) -> Path:
+    """Files named as Canvas's "Download Submissions" names them (get_filename in canvas-lms's
+    lib/content_zipper.rb): the sortable name lower-cased with every non-word character removed
+    (letters of any script and digits stay), LATE when late, the user id, the file's id, then the
+    file's own name; under anonymous grading, anon_<id> in place of the name and the user id."""
+    nfd = unicodedata.normalize("NFD", "müllerjan")  # as a Mac's unzip writes it
+    files = {"müllerjan_67890_22222_value.py": VALUE, f"{nfd}_67890_22223_dual.py": DUAL,
+             "obrienpat2_55555_31000_tensor.py": TENSOR, "obrienpat2_LATE_55555_31001_value.py": VALUE,
+             "lee_77777_40000_value.py": VALUE, "lee_88888_40001_value.py": VALUE,
+             "anon_Xy7Qz_50000_dual.py": DUAL, "LATE_anon_Pq2Rs_50001_dual.py": DUAL}
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_a_canvas_download_is_read_by_canvas_own_naming_rules_and_keeps_its_ids(tmp_path):
+    found = {s.source: s for s in intake.collect(canvas_download(tmp_path))}
+    assert {source: (s.student, s.format, s.lms, s.lms_id, s.lms_name, sorted(s.files))
+            for source, s in found.items()} == {
+        "müllerjan_67890_*": ("müllerjan_67890", "canvas", "canvas", "67890", "müllerjan", ["dual", "value"]),
+        "obrienpat2_55555_*": ("obrienpat2_55555", "canvas", "canvas", "55555", "obrienpat2",
+                               ["tensor", "value"]),
+        "lee_77777_*": ("lee_77777", "canvas", "canvas", "77777", "lee", ["value"]),  # two students
+        "lee_88888_*": ("lee_88888", "canvas", "canvas", "88888", "lee", ["value"]),  # named alike
+        "anon_Xy7Qz_*": ("anon_Xy7Qz", "canvas", "canvas", "Xy7Qz", "anon", ["dual"]),
+        "anon_Pq2Rs_*": ("anon_Pq2Rs", "canvas", "canvas", "Pq2Rs", "anon", ["dual"])}
+
+
+def test_a_moodle_download_is_read_by_moodle_own_naming_rules_and_keeps_the_participant_id(tmp_path):
+    """Moodle's "Download all submissions" (download_submissions in mod/assign/locallib.php): a
+    folder `<full name>_<participant id>_assignsubmission_file_` per student (Moodle 3.1 on; a
+    tool that unzips may turn its spaces into `_` and drop the last `_`), or the same prefix on
+    each file; `Participant` for the name under blind marking."""
+    for folder, files in {"Jane Smith_123456_assignsubmission_file_": {"value.py": VALUE, "dual.py": DUAL},
+                          "Jane_Smith_654321_assignsubmission_file": {"hw/Value.py": VALUE},
+                          "Jane Smith_123456_assignsubmission_onlinetext_": {"onlinetext.html": "<p>hi</p>"},
+                          "Participant_777001_assignsubmission_file_": {"tensor.py": TENSOR}}.items():
+        for name, text in files.items():
+            (tmp_path / folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / folder / name).write_text(text, encoding="utf-8")
+    (tmp_path / "Ann Lee_222333_assignsubmission_file_dual.py").write_text(DUAL, encoding="utf-8")
+    found = {s.source: s for s in intake.collect(tmp_path)}
+    assert {source: (s.student, s.lms, s.lms_id, s.lms_name, sorted(s.files))
+            for source, s in found.items()} == {
+        "Jane Smith_123456_*": ("Jane_Smith_123456", "moodle", "123456", "Jane Smith", ["dual", "value"]),
+        "Jane Smith_654321_*": ("Jane_Smith_654321", "moodle", "654321", "Jane Smith", ["value"]),
+        "Participant_777001_*": ("Participant_777001", "moodle", "777001", "Participant", ["tensor"]),
+        "Ann Lee_222333_*": ("Ann_Lee_222333", "moodle", "222333", "Ann Lee", ["dual"])}
+    assert "value.py: taken from hw/Value.py" in found["Jane Smith_654321_*"].notes
 
 
 def test_an_nbgrader_tree_grades_submitted_only(tmp_path):

@@ -368,3 +368,30 @@ def test_a_grade_typed_in_by_hand_survives_everything(course, graded, tmp_path):
         assert (grade.manual_score, grade.auto_score, grade.score) == (7.0, 0.0, 7.0)
     assert float(export(course)["bob"]["value.mul"]) == 7.0
     assert float(export(course)["bob"]["score"]) == 7.0
+
+
+def test_grades_csv_and_the_import_files_hold_nbgraders_grades_its_grade_of_record(course, graded, tmp_path):
+    """After a grade typed in formgrader (9.5 for carol's value.mul) and with dana's late penalty,
+    the next run's grades.csv holds what nbgrader's export holds, part by part, the penalty and the
+    total after it; so do the import files. (It held the kit's 90 where nbgrader said 91.5.)"""
+    with Gradebook(db_url(course)) as gradebook:
+        grade = gradebook.find_grade(grade_id("value.mul"), "value", ASSIGNMENT, "carol")
+        grade.manual_score, grade.extra_credit, grade.needs_manual_grade = 9.5, None, False
+        gradebook.db.commit()
+    out = tmp_path / "out"
+    bulk(course, out)
+    exported = export(course)
+    with open(out / "grades.csv", newline="", encoding="utf-8") as table:
+        rows = {row["student"]: row for row in csv.DictReader(table)}
+    assert set(rows) == set(exported)
+    for student, row in rows.items():
+        assert {part: float(row[part]) for part in GRADING.parts} == pytest.approx(
+            {part: float(exported[student][part]) for part in GRADING.parts}), student
+        assert float(row["late penalty"]) == float(exported[student]["late_submission_penalty"]), student
+        assert float(row["total"]) == pytest.approx(float(exported[student]["score"])), student
+    assert float(rows["carol"]["value.mul"]) == 9.5
+    assert float(rows["dana"]["late penalty"]) == penalty_of(graded["parts"]["dana"]) > 0
+    with open(out / "grades-canvas.csv", newline="", encoding="utf-8") as table:
+        canvas = {row[0]: row[-1] for row in list(csv.reader(table))[2:]}
+    assert {student: float(total) for student, total in canvas.items()} == pytest.approx(
+        {student: float(row["score"]) for student, row in exported.items()})

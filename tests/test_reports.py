@@ -57,7 +57,8 @@ def test_a_csv_cell_a_spreadsheet_would_evaluate_is_quoted(cell, shown):
 
 
 def test_grades_csv_quotes_a_formula_looking_id_and_the_gradebook_keeps_it(tmp_path):
-    reports.write_csv(tmp_path / "grades.csv", {"-2-3": entry(), "ana": entry(student="ana")}, GRADING)
+    grades = {student: reports.grade_of(entry(student=student), GRADING) for student in ("-2-3", "ana")}
+    reports.write_csv(tmp_path / "grades.csv", grades, {}, GRADING)
     with (tmp_path / "grades.csv").open(newline="") as file:
         students = [row["student"] for row in csv.DictReader(file)]
     assert students == ["'-2-3", "ana"]
@@ -113,8 +114,9 @@ def test_the_summary_links_each_student_and_escapes_what_they_named(tmp_path):
     assert "feedback/-2-3.html" in links and "feedback/Jos%C3%A9.html" in links
     assert (tmp_path / "feedback" / "José.html").is_file()
     assert "<b>" not in summary and "<i>" not in summary and "&lt;i&gt;gone&lt;/i&gt;" in summary
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["failures.jsonl", "feedback", "grades.csv",
-                                                          "summary.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "failures.jsonl", "feedback", "grades-canvas.csv", "grades-moodle-worksheet.csv", "grades-moodle.csv",
+        "grades.csv", "summary.html"]
     assert "assigned with <code>=</code> instead of accumulated with <code>+=</code>" in summary
 
 
@@ -140,3 +142,55 @@ def test_an_old_outdir_loses_its_separate_plot_files(tmp_path):
     assert not list(tmp_path.glob("*.png"))
     assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["ana.html", "ana.md"]
     assert Path(tmp_path / "summary.html").read_text().count("data:image/png;base64,") == 3
+
+
+# -- the summary and the feedback, as a reader sees them ---------------------------------------------
+
+def test_histogram_bars_stay_apart_where_full_bins_meet():
+    """Three neighbouring bins of two students each are three bars, with a gap between them."""
+    pytest.importorskip("matplotlib")
+    plots = reports.figures([55.0, 56.0, 70.0, 71.0, 90.0, 91.0], 100.0, {"dual": 1.0}, [])
+    bars = sorted((p for p in plots["totals"].axes[0].patches if p.get_height() > 0), key=lambda p: p.get_x())
+    assert [bar.get_height() for bar in bars] == [2, 2, 2]
+    for left, right in zip(bars, bars[1:]):
+        assert left.get_x() + left.get_width() < right.get_x()
+
+
+def test_a_part_whose_file_never_imported_is_not_passed_whatever_it_is_worth(tmp_path):
+    """value.given is worth 0 points, so every submission has its full points; only one whose
+    checks all passed counts as passing it."""
+    given = GRADING.parts["value.given"]
+    assert given.points == 0
+    ok = entry(student="ana", source="ana", scores=[Score("value.given", 0.0, 0.0, "")])
+    missing = entry(student="ben", source="ben", scores=[
+        Score("value.given", 0.0, 0.0, "value.py is missing from the submission")])
+    unreadable = entry("failed", student="cy", source="cy.zip", reason="cy.zip: not a readable zip file")
+    reports.write_all(tmp_path, [ok, missing, unreadable], GRADING)
+    summary = (tmp_path / "summary.html").read_text()
+    assert f"<td>value.given</td><td>{given.title}</td><td class='n'>33%</td>" in summary
+    assert "The given operations of Value, unchanged (0 / 0)" in (tmp_path / "feedback" / "ben.md").read_text(
+        encoding="utf-8")
+
+
+def test_html_feedback_keeps_a_snippet_with_a_blank_line_as_one_block():
+    messages = ("A loop of three steps.\n\nTo reproduce:\n    w = Value(1.0)\n    for step in range(3):\n"
+                "        loss = w * w\n\n    print(w.data, w.grad)\n\nCame out: w = 0.5")
+    text = reports.message_html(messages)
+    assert text.count("<pre>") == 1
+    assert ("<pre><code>w = Value(1.0)\nfor step in range(3):\n    loss = w * w\n\nprint(w.data, w.grad)"
+            "</code></pre>") in text
+    assert "<p>Came out: w = 0.5</p>" in text
+
+
+def test_a_grade_of_record_replaces_the_kits_only_where_it_holds_the_submission(tmp_path):
+    """nbgrader's grades (by source) go into grades.csv with the late penalty; a submission it
+    holds no grade for keeps the kit's."""
+    ana = entry(student="ana", source="submitted/ana", scores=[Score("value.mul", 5.0, 10.0, "lost")])
+    ben = entry(student="ben", source="submitted/ben", scores=[Score("value.mul", 6.0, 10.0, "lost")])
+    record = {"submitted/ana": ({"value.mul": 9.5, "dual": 10.0}, 3.0)}
+    reports.write_all(tmp_path, [ana, ben], GRADING, record=record)
+    with (tmp_path / "grades.csv").open(newline="") as file:
+        rows = {row["student"]: row for row in csv.DictReader(file)}
+    columns = ("value.mul", "dual", "late penalty", "total")
+    assert [rows["ana"][column] for column in columns] == ["9.5", "10", "3", "16.5"]
+    assert [rows["ben"][column] for column in columns] == ["6", "0", "0", "6"]

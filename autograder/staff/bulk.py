@@ -47,6 +47,9 @@ SOLUTIONS = KIT_ROOT / "solutions"
 # The course's secret, which every official grading draws its questions from: made on first use.
 DEFAULT_SECRET = KIT_ROOT / "grading.secret"
 BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
+# The phases after every grading is recorded, and what running the command again then does.
+AFTER_GRADING = {"recording the grades in nbgrader": "record them and write the reports",
+                 "writing the reports": "write grades.csv, feedback/ and summary.html"}
 
 
 class BulkError(Exception):
@@ -70,6 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--secret", type=Path, default=DEFAULT_SECRET, metavar="FILE",
                         help="the course's secret, which each submission's questions are drawn from "
                              f"(default: {DEFAULT_SECRET.name} in the kit, made on first use)")
+    parser.add_argument("--lms-assignment", metavar="TITLE", default=reports.LMS_COLUMN,
+                        help="the heading of the grade column in the LMS import files: the assignment "
+                             "as the LMS's own export heads it, e.g. 'Homework 3 (4821)' for Canvas, "
+                             f"so that the import fills in that assignment (default: {reports.LMS_COLUMN!r})")
 
 
 def job_count(text: str) -> int:
@@ -194,7 +201,7 @@ def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
     return Entry(source=submission.source, student=submission.student, format=submission.format,
                  content_hash=submission.content_hash, grader_version=version,
                  graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), notes=submission.notes,
-                 **outcome)
+                 lms=submission.lms, lms_id=submission.lms_id, lms_name=submission.lms_name, **outcome)
 
 
 def grade(job: Job, official: Official, cap: float, version: str, out: Path,
@@ -245,9 +252,10 @@ def scores_from(results: dict) -> list[Score]:
     scores = []
     for test in results["tests"]:
         part, *misconceptions = test["tags"]
-        full = test["score"] >= test["max_score"]
+        # A part worth 0 points has full points however it went: its status says whether it passed.
+        passed = test["status"] == "passed"
         scores.append(Score(part=part, points=float(test["score"]), max=float(test["max_score"]),
-                            messages="" if full else test["output"], misconceptions=misconceptions))
+                            messages="" if passed else test["output"], misconceptions=misconceptions))
     return scores
 
 
@@ -304,11 +312,18 @@ def stage_all(todo: list[intake.Submission], staging: Path, version: str) -> tup
     return jobs, failed
 
 
+def clear_scratch(out: Path) -> None:
+    """Remove what a run works in, and what a killed run left of it: staging/, work/,
+    feedback.new/ and the reports and seals half written (`*.partial`)."""
+    for scratch in (out / "work", out / "staging", out / "feedback.new"):
+        shutil.rmtree(scratch, ignore_errors=True)
+    for partial in [*out.glob("*.partial"), *(out / "reference").glob("*.partial")]:
+        partial.unlink(missing_ok=True)
+
+
 def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, version: str, out: Path,
               workers: int, console: Console, tally: Tally, secret: Path) -> None:
     """Grade the submissions in parallel and record each one as soon as it is done."""
-    for scratch in (out / "work", out / "staging"):
-        shutil.rmtree(scratch, ignore_errors=True)  # what an interrupted run left behind
     (out / "work").mkdir()
     tally.phase, tally.todo, tally.left = "staging the submissions", len(todo), {s.source: s for s in todo}
     jobs, unreadable = stage_all(todo, out / "staging", version)
@@ -418,12 +433,17 @@ def refuse(console: Console, message: str) -> int:
 
 def interrupted(args: argparse.Namespace, tally: Tally) -> str:
     """What an interrupted run did and what to do next, counted from what this run finished."""
-    if tally.phase == "writing the reports":
-        return ("interrupted while writing the reports; every grade is in the gradebook: run the same "
-                "command again to write grades.csv, feedback/ and summary.html (nothing is graded twice)")
+    # The same command with --force would grade everything once more.
+    again = "the command again without --force" if args.force else "the same command again"
+    if tally.phase in AFTER_GRADING:
+        return (f"interrupted while {tally.phase}; every grade is in the gradebook: run {again} to "
+                f"{AFTER_GRADING[tally.phase]} (nothing is graded twice)")
     if not tally.todo:
         return (f"interrupted while {tally.phase}; nothing was graded: run the same command again to grade "
                 "the class")
+    if tally.done == tally.todo:
+        return (f"interrupted after the last grading: all {tally.todo} submissions this run set out to grade "
+                f"are in the gradebook; run {again} to write the reports (nothing is graded twice)")
     head = (f"interrupted while {tally.phase}: {tally.done} of the {tally.todo} submissions this run set "
             "out to grade were graded and are in the gradebook")
     if not args.force:
@@ -458,6 +478,10 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         todo = [s for s in submissions
                 if args.force or book.graded_with(s.source) != (s.content_hash, version)]
         secret = course_secret(args.secret.absolute(), console)
+        clear_scratch(out)  # what a killed run left behind, whether or not this one grades anything
+        for submission in todo:
+            for line in submission.resubmissions:
+                say(console, f"{submission.source}: {line}")
         if todo:
             grade_all(todo, book, grading, version, out, args.jobs, console, tally, secret)
         entries = book.entries()
@@ -468,13 +492,9 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
                                "it is whole: make room, then run the same command again to grade the rest")
     finally:
         book.close()
-    tally.phase = "writing the reports"
-    try:
-        reports.write_all(out, entries, grading)
-    except OSError as error:
-        return refuse(console, f"the reports could not be written into {out} ({error}); every grade is in "
-                               "the gradebook: make room or fix the folder, then run the same command again")
+    record = None
     if args.nbgrader_db:
+        tally.phase = "recording the grades in nbgrader"
         try:
             from . import notebooks  # nbgrader is a staff extra
         except ImportError as error:
@@ -485,14 +505,28 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
             problems = notebooks.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
                                                   notebooks.known_from_bulk(submissions, entries),
                                                   args.secret.absolute(), out / "logs")
+            record = notebooks.course_grades(args.nbgrader_db, args.assignment)
         except notebooks.NotebookError as error:
             console.print(f"autograder bulk: {error}")
             return 2
         for problem in problems:
             console.print(f"nbgrader {problem}", style="red")
+    tally.phase = "writing the reports"
+    try:
+        reports.write_all(out, entries, grading, args.lms_assignment, record)
+    except OSError as error:
+        return refuse(console, f"the reports could not be written into {out} ({error}); every grade is in "
+                               "the gradebook: make room or fix the folder, then run the same command again")
+    _, several = reports.by_student(entries)
+    for student, mine in several.items():
+        say(console, reports.collision(student, mine, grading), style="yellow")
     failed = sum(e.status == "failed" for e in entries)
+    without = ""
+    if several:
+        without = (f", {len(several)} student{'s' if len(several) > 1 else ''} with several entries "
+                   f"{'have' if len(several) > 1 else 'has'} no grade")
     say(console, f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
-                 f"unchanged since the last run, {failed} could not be graded (see "
-                 f"{out / 'failures.jsonl'}); grades in {out / 'grades.csv'}, class summary in "
-                 f"{out / 'summary.html'}")
+                 f"unchanged since the last run, {failed} could not be graded{without} (see "
+                 f"{out / 'failures.jsonl'}); grades in {out / 'grades.csv'} (and in the import formats of "
+                 f"Canvas and Moodle beside it), class summary in {out / 'summary.html'}")
     return 0

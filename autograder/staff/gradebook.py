@@ -28,23 +28,28 @@ CREATE TABLE IF NOT EXISTS submissions (
     seconds REAL NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('graded', 'failed')),
     reason TEXT NOT NULL,
-    notes TEXT NOT NULL
+    notes TEXT NOT NULL,
+    lms TEXT NOT NULL DEFAULT '',
+    lms_id TEXT NOT NULL DEFAULT '',
+    lms_name TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS scores (
     submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
     part TEXT NOT NULL,
     points REAL NOT NULL,
     max REAL NOT NULL,
-    messages TEXT NOT NULL,
+    messages TEXT NOT NULL,  -- empty exactly when every check of the part passed
     misconceptions TEXT NOT NULL,
     PRIMARY KEY (submission, part)
 );
 """
+# Columns added since the first gradebooks; an older row holds '' in each.
+ADDED_COLUMNS = ("lms", "lms_id", "lms_name")
 
 
 @dataclass
 class Score:
-    """One part of one submission."""
+    """One part of one submission; `messages` is empty exactly when every check of it passed."""
 
     part: str
     points: float
@@ -68,6 +73,9 @@ class Entry:
     reason: str = ""
     notes: list[str] = field(default_factory=list)
     scores: list[Score] = field(default_factory=list)
+    lms: str = ""  # from an LMS download: which one, the id it gave the student, the name it wrote
+    lms_id: str = ""
+    lms_name: str = ""
 
     @property
     def total(self) -> float:
@@ -82,6 +90,10 @@ class Gradebook:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        present = {row[1] for row in self.db.execute("PRAGMA table_info(submissions)")}
+        for column in ADDED_COLUMNS:
+            if column not in present:
+                self.db.execute(f"ALTER TABLE submissions ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
 
     def graded_with(self, source: str) -> tuple[str, str] | None:
         """The content hash and grader version a source was last graded with, if it was."""
@@ -97,9 +109,11 @@ class Gradebook:
             self.db.execute("INSERT OR IGNORE INTO students (id) VALUES (?)", (entry.student,))
             cursor = self.db.execute(
                 "INSERT INTO submissions (student, source, format, content_hash, grader_version, "
-                "graded_at, seconds, status, reason, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "graded_at, seconds, status, reason, notes, lms, lms_id, lms_name) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (entry.student, entry.source, entry.format, entry.content_hash, entry.grader_version,
-                 entry.graded_at, entry.seconds, entry.status, entry.reason, json.dumps(entry.notes)))
+                 entry.graded_at, entry.seconds, entry.status, entry.reason, json.dumps(entry.notes),
+                 entry.lms, entry.lms_id, entry.lms_name))
             self.db.executemany(
                 "INSERT INTO scores (submission, part, points, max, messages, misconceptions) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -128,10 +142,11 @@ class Gradebook:
             scores.setdefault(row[0], []).append(Score(row[1], row[2], row[3], row[4], json.loads(row[5])))
         return [Entry(source=row[1], student=row[2], format=row[3], content_hash=row[4],
                       grader_version=row[5], graded_at=row[6], seconds=row[7], status=row[8],
-                      reason=row[9], notes=json.loads(row[10]), scores=scores.get(row[0], []))
+                      reason=row[9], notes=json.loads(row[10]), scores=scores.get(row[0], []),
+                      lms=row[11], lms_id=row[12], lms_name=row[13])
                 for row in self.db.execute(
                     "SELECT id, source, student, format, content_hash, grader_version, graded_at, "
-                    "seconds, status, reason, notes FROM submissions ORDER BY source")]
+                    "seconds, status, reason, notes, lms, lms_id, lms_name FROM submissions ORDER BY source")]
 
     def close(self) -> None:
         self.db.close()

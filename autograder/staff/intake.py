@@ -1,7 +1,8 @@
 """Intake: find the gradable files of every submission, in whatever shape the class came.
 
 A class folder holds one entry per submission: a folder, a zip, a notebook or a single .py
-file; or an LMS flat download (`smithjane_12345_67890_value.py`, grouped by student); or it
+file; or an LMS download, grouped by student with the id the LMS gave them (Canvas's
+`smithjane_12345_67890_value.py`, Moodle's `Jane Smith_123456_assignsubmission_file_/`); or it
 is an nbgrader course folder whose `submitted/<student>/<assignment>/` tree holds them. Every
 entry becomes one `Submission`, with the normalised text of its engine files (`value.py`,
 `tensor.py`, `dual.py`) and notes saying what was chosen, rejected or missing. Intake only
@@ -36,9 +37,17 @@ DEFINES = {"Value": "value", "unbroadcast": "tensor", "Tensor": "tensor", "cross
            "Dual": "dual"}
 # `value.py`, `Value.py`, and an LMS resubmission or a browser's copy: `value-1.py`, `value (2).py`.
 ENGINE_FILE = re.compile(r"^(value|tensor|dual)(?:-(\d+)| \((\d+)\))?\.py$", re.IGNORECASE)
-# Canvas: name, an optional LATE, user id, submission id, then the file as the student named it.
-LMS_FILE = re.compile(r"^(?P<student>[a-z]+)_(?:late_)?(?P<user>\d+)_(?P<attempt>\d+)_(?P<file>.+)$",
-                      re.IGNORECASE)
+# Canvas's "Download Submissions" (get_filename in canvas-lms's lib/content_zipper.rb): the
+# sortable name lower-cased with every character that is not a letter, digit or `_` of any
+# script removed, `LATE` for a late one, the user id, the file's id, then the file as the
+# student named it. Under anonymous grading `anon_<id>` stands for the name and the user id.
+CANVAS_FILE = re.compile(r"^(?P<name>\w+?)_(?:LATE_)?(?P<id>\d+)_\d+_(?P<file>.+)$", re.IGNORECASE)
+CANVAS_ANONYMOUS = re.compile(r"^(?:LATE_)?(?P<name>anon)_(?P<id>[A-Za-z0-9]+)_\d+_(?P<file>.+)$",
+                              re.IGNORECASE)
+# Moodle's "Download all submissions" (download_submissions in mod/assign/locallib.php): the full
+# name (its `_` made spaces; "Participant" under blind marking), the participant id, the
+# plugin, and a folder (Moodle 3.1 on) or the file's own name after it.
+MOODLE_ENTRY = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+(?:_(?P<file>.*))?$")
 FUTURE_IMPORT = re.compile(r"^from __future__ import .+$", re.MULTILINE)
 MOVED_UP = r"# \g<0>  (moved to the top)"
 SKIPPED_PARTS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
@@ -68,6 +77,12 @@ class Submission:
     format: str
     files: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # From an LMS download: "canvas" or "moodle", the id it gave the student (Canvas's user id,
+    # Moodle's participant id) and the name it wrote ("smithjane", "Jane Smith").
+    lms: str = ""
+    lms_id: str = ""
+    lms_name: str = ""
+    resubmissions: list[str] = field(default_factory=list)  # an earlier upload left out, a line each
 
     def note(self, text: str) -> None:
         if len(self.notes) < MAX_NOTES:
@@ -84,7 +99,8 @@ class Submission:
 
     @property
     def content_hash(self) -> str:
-        text = json.dumps({"files": self.files, "notes": self.notes}, sort_keys=True)
+        text = json.dumps({"files": self.files, "notes": self.notes, "student": self.student, "lms": self.lms,
+                           "lms_id": self.lms_id, "lms_name": self.lms_name}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -110,20 +126,40 @@ def collect(folder: Path, ignore: Path | None = None, assignment: str | None = N
         return unique([guarded(lambda e=entry: read_student(e, assignment), f"submitted/{clean(entry.name)}",
                                entry.name, "nbgrader") for entry in listing(submitted)])
     ignored = ignore.name if ignore is not None and same_folder(ignore.parent, folder) else None
-    submissions, lms_groups = [], {}
+    submissions, groups = [], {}
     for entry in listing(folder):
         if entry.name == ignored:
             continue
-        match = LMS_FILE.match(entry.name)
-        if match and entry.is_file():
-            lms_groups.setdefault(match["student"].lower(), []).append(entry)
+        found = lms_entry(entry)
+        if found:
+            groups.setdefault(found[:3], []).append((entry, found[3]))
         else:
             submissions.append(guarded(lambda e=entry: read_entry(e), clean(entry.name), entry.name,
                                        "unknown"))
-    for student, entries in lms_groups.items():
-        submissions.append(guarded(lambda s=student, e=entries: read_lms(s, e), f"{student}_*", student,
-                                   "lms"))
+    for (lms, name, lms_id), entries in groups.items():
+        # The id the LMS gave is part of the student's: two students it names alike stay two.
+        student = student_id(f"{name}_{lms_id}")
+        source = f"{clean(name)}_{clean(lms_id)}_*"
+        submissions.append(guarded(lambda k=(lms, name, lms_id), e=entries, s=source, t=student:
+                                   read_lms(k, e, s, t), source, student, lms))
     return unique(submissions)
+
+
+def lms_entry(entry: Path) -> tuple[str, str, str, str | None] | None:
+    """(lms, name, id, the file's own name or None for a folder) of an entry an LMS download
+    named, or None. Names are compared in NFC: a Mac writes `ü` as `u` and a combining mark."""
+    name = unicodedata.normalize("NFC", entry.name)
+    moodle = MOODLE_ENTRY.match(name)
+    if moodle:
+        if entry.is_dir() and not entry.is_symlink():
+            return "moodle", moodle["name"].replace("_", " "), moodle["id"], None
+        if moodle["file"] and entry.is_file():
+            return "moodle", moodle["name"].replace("_", " "), moodle["id"], moodle["file"]
+        return None
+    canvas = CANVAS_ANONYMOUS.match(name) or CANVAS_FILE.match(name)
+    if canvas and entry.is_file():
+        return "canvas", canvas["name"].lower(), canvas["id"], canvas["file"]
+    return None
 
 
 def read_student(folder: Path, assignment: str | None) -> Submission:
@@ -220,10 +256,18 @@ def read_entry(path: Path) -> Submission:
     return submission
 
 
-def read_lms(student: str, entries: list[Path]) -> Submission:
-    submission = Submission(f"{student}_*", student_id(student), "lms")
+def read_lms(key: tuple[str, str, str], entries: list[tuple[Path, str | None]], source: str,
+             student: str) -> Submission:
+    """One student of an LMS download: their files (by the names they gave them) and folders."""
+    lms, name, lms_id = key
+    submission = Submission(source, student, lms, lms=lms, lms_id=lms_id, lms_name=clean(name))
     reader = Reader(submission)
-    items = [reader.read(e, PurePosixPath(clean(LMS_FILE.match(e.name)["file"]))) for e in entries]
+    items = []
+    for path, own_name in entries:
+        if own_name is None:  # a folder of Moodle's: its files, by their path inside it
+            items += [reader.read(file, inside) for file, inside in reader.files_in(path, clean(path.name))]
+        else:
+            items.append(reader.read(path, PurePosixPath(clean(own_name))))
     reader.resolve([item for item in items if item])
     return submission
 
@@ -394,9 +438,16 @@ class Reader:
                     submission.note(f"{engine}.py: not found in the submission; its parts score zero")
                 continue
             submission.files[engine] = mine[0].text
-            if mine[0].origin != f"{engine}.py":
+            earlier = sorted({c.origin for c in mine[1:] if c.rank[:2] == mine[0].rank[:2]
+                              and c.rank[2] > mine[0].rank[2]})
+            if earlier:  # an LMS's (or a browser's) numbered copy: the newest upload counts
+                line = (f"{engine}.py: {mine[0].origin} counts, the newest upload; the earlier "
+                        f"{', '.join(earlier)} is not graded")
+                submission.note(line)
+                submission.resubmissions.append(line)
+            elif mine[0].origin != f"{engine}.py":
                 submission.note(f"{engine}.py: taken from {mine[0].origin}")
-            others = sorted({c.origin for c in mine[1:]} - {mine[0].origin})
+            others = sorted({c.origin for c in mine[1:]} - {mine[0].origin} - set(earlier))
             if others:
                 submission.note(f"{engine}.py: also found in {', '.join(others)} (not used)")
         if not candidates and not submission.notes:

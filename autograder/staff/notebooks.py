@@ -46,7 +46,7 @@ from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from ..config import KIT_ROOT, Grading, load
 from ..notebook import ENGINES, NotebookError, engine_of, grade_id, part_report, score_modules
-from . import intake
+from . import intake, reports
 from .gradebook import Entry
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -418,6 +418,29 @@ def autograde_course(course: Path, db_url: str, assignment: str,
     return problems
 
 
+def course_grades(db_url: str, assignment: str) -> dict[str, tuple[dict[str, float], float]]:
+    """nbgrader's grade of every submission of `assignment` that has a grade for every part, the
+    course's grade of record, by the source intake gives it (`submitted/<student>`): each part's
+    score (a grader's where one was typed in, the kit's otherwise, extra credit included) and
+    the late penalty."""
+    parts = {grade_id(part): part for part in load().parts}
+    found = {}
+    with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
+        try:
+            submissions = gradebook.find_assignment(assignment).submissions
+        except MissingEntry:
+            raise NotebookError(f"{db_url}: no assignment {assignment!r}") from None
+        for submission in submissions:
+            # A cell neither autograded nor scored by hand has no grade (nbgrader shows it as 0).
+            scores = {parts[grade.name]: grade.score for notebook in submission.notebooks
+                      for grade in notebook.grades if grade.name in parts
+                      and (grade.auto_score is not None or grade.manual_score is not None)}
+            penalty = submission.late_submission_penalty or 0.0
+            if len(scores) == len(parts):
+                found[f"submitted/{submission.student.id}"] = (scores, penalty)
+    return found
+
+
 def known_from_bulk(submissions: list[intake.Submission], entries: list[Entry]) -> dict[str, dict]:
     """What `autograder bulk` has just graded in an nbgrader course's submitted/ tree, for
     `autograde_course`: student -> engine -> KnownGrade."""
@@ -429,7 +452,7 @@ def known_from_bulk(submissions: list[intake.Submission], entries: list[Entry]) 
         if entry is None or entry.content_hash != submission.content_hash or folder != "submitted":
             continue
         results = {score.part: {"score": score.points, "max_score": score.max, "output": score.messages,
-                                "status": "passed" if score.points >= score.max else "failed"}
+                                "status": "passed" if reports.passed(score) else "failed"}
                    for score in entry.scores}
         known[student] = {engine: KnownGrade(text, {part: result for part, result in results.items()
                                                     if engine_of(part) == engine})

@@ -1,10 +1,18 @@
 """What a bulk run hands out, made from the gradebook's entries alone.
 
 - grades.csv: one row per student, one column per part of grading.toml, and the total;
+- grades-canvas.csv, grades-moodle.csv, grades-moodle-worksheet.csv: the totals in the
+  import formats of Canvas's gradebook, Moodle's gradebook and a Moodle assignment's grading
+  worksheet, with the ids the LMS download gave each student;
 - feedback/<student>.md and .html: the score table and every message the student may see;
 - summary.html, one file with its plots in it: totals, the pass rate of each part, the
   misconceptions met;
-- failures.jsonl: one JSON line per submission that could not be graded, with the reason.
+- failures.jsonl: one JSON line per submission that could not be graded or does not count.
+
+A student with several entries in the class folder (`jsmith/` and `jsmith.zip`) has each one
+graded, but none counts: grades.csv leaves their cells empty and the import files leave them
+out until the TA removes or renames all but one, for no rule can tell a resubmission from two
+students whose names read alike.
 
 Feedback never shows the checks of a hidden part, and no line of the suites' code (a
 traceback of a failed check can quote it) reaches a student. What a submission named or
@@ -25,6 +33,8 @@ import re
 import shutil
 import statistics
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from html import escape
 from pathlib import Path
@@ -34,7 +44,7 @@ from .. import graphs
 from ..config import Grading
 from ..misconceptions import CATALOGUE
 from .escape import csv_cell, html, markdown, printable
-from .gradebook import Entry
+from .gradebook import Entry, Score
 
 SUITES = Path(__file__).parent.parent / "suites"
 PLUGIN = Path(__file__).parent.parent / "conftest.py"
@@ -45,21 +55,54 @@ td.n{text-align:right}pre{background:#f6f6f6;padding:.8rem;overflow-x:auto;white
 .bad{color:#a00}img{max-width:100%}code{background:#f6f6f6;padding:0 .2rem}pre code{padding:0}"""
 OLD_PLOTS = ("totals.png", "parts.png", "misconceptions.png")  # summary.html holds its plots now
 INLINE_CODE = re.compile(r"(`+)(.+?)\1")
+LMS_COLUMN = "Autograd engines"  # the import files' grade column, unless the TA names the assignment
+# Canvas's gradebook import (GradebookImporter in canvas-lms, and the layout its GradebookExporter
+# writes): these five columns, then one per assignment, headed "<title> (<assignment id>)" to fill
+# in that assignment; a row whose first cell says "Points Possible" gives each one's points.
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_POINTS = "    Points Possible"
+# A Moodle assignment's grading worksheet upload (assignfeedback_offline): rows are found by
+# "Identifier", "Participant <id>" as in the download's folder names; a grade is skipped where
+# the assignment's grade was changed after "Last modified (grade)".
+MOODLE_WORKSHEET_COLUMNS = ("Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)")
 
 
-def write_all(out: Path, entries: list[Entry], grading: Grading) -> None:
-    chosen, duplicates = by_student(entries)
-    write_csv(out / "grades.csv", chosen, grading)
+@dataclass
+class Grade:
+    """What grades.csv and the import files say of one student: the entry that counts, its
+    points per part, and a late penalty (nbgrader's)."""
+
+    entry: Entry
+    parts: dict[str, float]
+    penalty: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return round(max(0.0, sum(self.parts.values()) - self.penalty), 2)
+
+
+def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str = LMS_COLUMN,
+              record: Mapping[str, tuple[dict[str, float], float]] | None = None) -> None:
+    """Every report of the run. `record`, in an nbgrader course, is nbgrader's grade of each
+    submission by source (`submitted/<student>`): points per part and the late penalty, which
+    grades.csv and the import files then hold in place of the kit's."""
+    counted, several = by_student(entries)
+    grades = {student: grade_of(entry, grading, record) for student, entry in counted.items()}
+    write_csv(out / "grades.csv", grades, several, grading, penalties=record is not None)
+    write_canvas(out / "grades-canvas.csv", grades, grading, lms_column)
+    write_moodle(out / "grades-moodle.csv", grades, lms_column)
+    write_moodle_worksheet(out / "grades-moodle-worksheet.csv", grades, grading)
+    names = feedback_names(entries)
     feedback, fresh = out / "feedback", out / "feedback.new"
     shutil.rmtree(fresh, ignore_errors=True)
     fresh.mkdir()
-    for student, entry in chosen.items():
-        (fresh / f"{student}.md").write_text(feedback_markdown(entry, grading), encoding="utf-8")
-        (fresh / f"{student}.html").write_text(feedback_html(entry, grading), encoding="utf-8")
+    for entry in entries:
+        (fresh / f"{names[entry.source]}.md").write_text(feedback_markdown(entry, grading), encoding="utf-8")
+        (fresh / f"{names[entry.source]}.html").write_text(feedback_html(entry, grading), encoding="utf-8")
     shutil.rmtree(feedback, ignore_errors=True)
     fresh.rename(feedback)
-    write_failures(out / "failures.jsonl", entries)
-    write_summary(out, chosen, entries, duplicates, grading)
+    write_failures(out / "failures.jsonl", entries, several, grading)
+    write_summary(out, counted, entries, several, grading, names, nbgrader=record is not None)
 
 
 def put(path: Path, text: str) -> None:
@@ -69,21 +112,46 @@ def put(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def by_student(entries: list[Entry]) -> tuple[dict[str, Entry], dict[str, list[str]]]:
-    """The entry that counts for each student (the last by source) and the students with several."""
-    chosen: dict[str, Entry] = {}
-    sources: dict[str, list[str]] = {}
+def by_student(entries: list[Entry]) -> tuple[dict[str, Entry], dict[str, list[Entry]]]:
+    """The entry that counts for each student with one, and the students with several (whose
+    entries, by source, none counts)."""
+    found: dict[str, list[Entry]] = {}
     for entry in sorted(entries, key=lambda e: e.source):
-        chosen[entry.student] = entry
-        sources.setdefault(entry.student, []).append(entry.source)
-    duplicates = {student: found for student, found in sources.items() if len(found) > 1}
-    return dict(sorted(chosen.items())), duplicates
+        found.setdefault(entry.student, []).append(entry)
+    counted = {student: mine[0] for student, mine in sorted(found.items()) if len(mine) == 1}
+    several = {student: mine for student, mine in sorted(found.items()) if len(mine) > 1}
+    return counted, several
+
+
+def feedback_names(entries: list[Entry]) -> dict[str, str]:
+    """The feedback file of each entry, by source: the student's id, numbered `jsmith (1)`,
+    `jsmith (2)` where a student has several (an id never holds a space or a parenthesis)."""
+    counted, several = by_student(entries)
+    names = {entry.source: student for student, entry in counted.items()}
+    for student, mine in several.items():
+        names.update({entry.source: f"{student} ({number_})" for number_, entry in enumerate(mine, 1)})
+    return names
+
+
+def grade_of(entry: Entry, grading: Grading,
+             record: Mapping[str, tuple[dict[str, float], float]] | None = None) -> Grade:
+    """A student's grade: nbgrader's where it holds one for the entry, the kit's otherwise."""
+    if record is not None and entry.source in record:
+        parts, penalty = record[entry.source]
+        return Grade(entry, {part: parts.get(part, 0.0) for part in grading.parts}, penalty)
+    return Grade(entry, points(entry, grading))
 
 
 def points(entry: Entry, grading: Grading) -> dict[str, float]:
     """Points per part of grading.toml; a part the entry has no score for (a failed run) is 0."""
     got = {score.part: score.points for score in entry.scores}
     return {part: got.get(part, 0.0) for part in grading.parts}
+
+
+def passed(score: Score) -> bool:
+    """Every check of the part passed: full points and no message (a part worth nothing has full
+    points however it went, and a file that is missing or did not import is never a pass)."""
+    return score.points >= score.max and not score.messages
 
 
 def maximum(grading: Grading) -> float:
@@ -94,25 +162,84 @@ def number(x: float) -> str:
     return f"{x:g}"
 
 
-# -- grades.csv ----------------------------------------------------------------------------------
+# -- grades.csv and the import files -------------------------------------------------------------
 
-def write_csv(path: Path, chosen: dict[str, Entry], grading: Grading) -> None:
-    """One row per student. A student id that a spreadsheet would take for a formula (`-2-3`,
-    `=cmd`) is written with a leading `'`; the gradebook keeps the id as it is."""
+def write_csv(path: Path, grades: dict[str, Grade], several: dict[str, list[Entry]], grading: Grading,
+              penalties: bool = False) -> None:
+    """One row per student; a student with several entries has empty cells. A student id that
+    a spreadsheet would take for a formula (`-2-3`, `=cmd`) is written with a leading `'`; the
+    gradebook keeps the id as it is. With `penalties`, a late penalty column before the total."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, "total"]])
-    for student, entry in chosen.items():
-        got = points(entry, grading)
-        writer.writerow([csv_cell(student), *(number(got[part]) for part in grading.parts),
-                         number(round(sum(got.values()), 2))])
+    penalty_column = ["late penalty"] if penalties else []
+    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, *penalty_column, "total"]])
+    for student in sorted([*grades, *several]):
+        grade = grades.get(student)
+        if grade is None:
+            writer.writerow([csv_cell(student), *([""] * (len(grading.parts) + len(penalty_column) + 1))])
+            continue
+        writer.writerow([csv_cell(student), *(number(grade.parts[part]) for part in grading.parts),
+                         *([number(grade.penalty)] if penalties else []), number(grade.total)])
     put(path, buffer.getvalue())
 
 
-def write_failures(path: Path, entries: list[Entry]) -> None:
-    lines = [json.dumps({"source": e.source, "student": e.student, "format": e.format, "reason": e.reason,
-                         "notes": e.notes, "content_hash": e.content_hash, "graded_at": e.graded_at})
-             for e in entries if e.status == "failed"]
+def rows_csv(header: list[str], rows: list[list[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    writer.writerows([[csv_cell(cell) for cell in row] for row in rows])
+    return buffer.getvalue()
+
+
+def write_canvas(path: Path, grades: dict[str, Grade], grading: Grading, column: str) -> None:
+    """Canvas's gradebook import: a row per student, found by Canvas's user id where the download
+    gave one (else Canvas matches the name, or asks), and one assignment column, the total."""
+    rows = [[CANVAS_POINTS, "", "", "", "", number(maximum(grading))]]
+    for student, grade in grades.items():
+        entry = grade.entry
+        canvas_id = entry.lms_id if entry.lms == "canvas" and entry.lms_id.isdigit() else ""
+        rows.append([student, canvas_id, "", "", "", number(grade.total)])
+    put(path, rows_csv([*CANVAS_COLUMNS, column], rows))
+
+
+def write_moodle(path: Path, grades: dict[str, Grade], column: str) -> None:
+    """Moodle's gradebook import (Import > CSV file): a column that identifies the user, which the
+    TA maps to a username, ID number or email address, and the grade. A student from an LMS
+    download is left out: Moodle knows no user by a Canvas user id or a participant id, and it
+    stops the whole import at the first user it cannot find."""
+    rows = [[student, number(grade.total)] for student, grade in grades.items() if not grade.entry.lms]
+    put(path, rows_csv(["Student", column], rows))
+
+
+def write_moodle_worksheet(path: Path, grades: dict[str, Grade], grading: Grading) -> None:
+    """A Moodle assignment's grading worksheet (Upload grading worksheet), for the students of
+    a Moodle download, by the participant id in their folder's name."""
+    rows = [[f"Participant {grade.entry.lms_id}", grade.entry.lms_name, number(grade.total),
+             number(maximum(grading)), grade.entry.graded_at]
+            for grade in grades.values() if grade.entry.lms == "moodle"]
+    put(path, rows_csv(list(MOODLE_WORKSHEET_COLUMNS), rows))
+
+
+def collision(student: str, mine: list[Entry], grading: Grading) -> str:
+    """The sentence that says a student has several entries and none of them counts."""
+    listed = ", ".join(f"{e.source} ({number(grade_of(e, grading).total)})" for e in mine)
+    return (f"{len(mine)} entries for the student {student}: {listed}; each was graded, but none counts "
+            f"in grades.csv and the import files until all but one are removed or renamed in the class "
+            "folder")
+
+
+def write_failures(path: Path, entries: list[Entry], several: dict[str, list[Entry]],
+                   grading: Grading) -> None:
+    """A JSON line per submission that could not be graded or does not count."""
+    lines = []
+    for entry in entries:
+        reasons = [entry.reason] if entry.status == "failed" else []
+        if entry.student in several:
+            reasons.append(collision(entry.student, several[entry.student], grading))
+        if reasons:
+            lines.append(json.dumps({"source": entry.source, "student": entry.student, "format": entry.format,
+                                     "reason": "; ".join(reasons), "notes": entry.notes,
+                                     "content_hash": entry.content_hash, "graded_at": entry.graded_at}))
     put(path, "".join(line + "\n" for line in lines))
 
 
@@ -153,7 +280,7 @@ def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[tuple[
     found = []
     for score in entry.scores:
         part = grading.parts.get(score.part)
-        if part is None or score.points >= score.max:
+        if part is None or passed(score):
             continue
         heading = f"{part.title} ({number(score.points)} / {number(score.max)})"
         if part.visibility == "hidden":
@@ -254,8 +381,8 @@ def inline(line: str) -> str:
 
 
 def message_html(messages: str) -> str:
-    """A part's messages as HTML: paragraphs, each snippet (its lines indented) as a code block,
-    and `code` as <code>."""
+    """A part's messages as HTML: paragraphs, each snippet (its lines indented, blank lines
+    between them included) as one code block, and `code` as <code>."""
     blocks: list[str] = []
     paragraph: list[str] = []
     snippet: list[str] = []
@@ -264,13 +391,18 @@ def message_html(messages: str) -> str:
         if paragraph:
             blocks.append("<p>" + "<br>\n".join(inline(line) for line in paragraph) + "</p>")
             paragraph.clear()
+        while snippet and not snippet[-1]:
+            snippet.pop()
         if snippet:
             blocks.append("<pre><code>" + "\n".join(html(line[4:]) for line in snippet) + "</code></pre>")
             snippet.clear()
 
     for line in messages.expandtabs(4).splitlines():
         if not line.strip():
-            flush()
+            if snippet:  # a blank line may be part of the snippet: the next line says
+                snippet.append("")
+            else:
+                flush()
         elif line.startswith("    "):
             if paragraph:
                 flush()
@@ -306,15 +438,16 @@ def feedback_html(entry: Entry, grading: Grading) -> str:
 
 # -- the class summary ---------------------------------------------------------------------------
 
-def write_summary(out: Path, chosen: dict[str, Entry], entries: list[Entry],
-                  duplicates: dict[str, list[str]], grading: Grading) -> None:
-    """summary.html, its plots inside it. Every statistic counts the same students, those of
-    grades.csv: a submission that could not be graded counts as zero in the mean and the pass
-    rates alike. The misconceptions come from the graded ones."""
-    graded = {s: e for s, e in chosen.items() if e.status == "graded"}
-    totals = [round(sum(points(e, grading).values()), 2) for e in chosen.values()]
-    pass_rates = {part: sum(points(e, grading)[part] >= grading.parts[part].points for e in chosen.values())
-                  / len(chosen) if chosen else 0.0 for part in grading.parts}
+def write_summary(out: Path, counted: dict[str, Entry], entries: list[Entry], several: dict[str, list[Entry]],
+                  grading: Grading, names: dict[str, str], nbgrader: bool = False) -> None:
+    """summary.html, its plots inside it. Every statistic counts the same students, those with
+    a grade in grades.csv: a submission that could not be graded counts as zero in the mean and
+    the pass rates alike. The misconceptions come from the graded ones."""
+    graded = {s: e for s, e in counted.items() if e.status == "graded"}
+    totals = [round(sum(points(e, grading).values()), 2) for e in counted.values()]
+    got = {student: {score.part: score for score in entry.scores} for student, entry in counted.items()}
+    pass_rates = {part: sum(part in mine and passed(mine[part]) for mine in got.values()) / len(counted)
+                  if counted else 0.0 for part in grading.parts}
     met: dict[str, list[str]] = {}
     for student, entry in graded.items():
         for misconception in sorted({m for score in entry.scores for m in score.misconceptions}):
@@ -326,19 +459,26 @@ def write_summary(out: Path, chosen: dict[str, Entry], entries: list[Entry],
         (out / old).unlink(missing_ok=True)
 
     failed = [e for e in entries if e.status == "failed"]
-    ungraded = sum(e.status == "failed" for e in chosen.values())
-    body = [f"<h1>Class summary</h1><p>{len(entries)} submissions from {len(chosen)} students: "
+    ungraded = sum(e.status == "failed" for e in counted.values())
+    students = len(counted) + len(several)
+    body = [f"<h1>Class summary</h1><p>{len(entries)} submissions from {students} students: "
             f"{len(entries) - len(failed)} graded, {len(failed)} could not be graded.</p>"]
-    counted = f"Over the {len(chosen)} students of grades.csv" + (
-        f"; the {ungraded} whose submission could not be graded count as 0." if ungraded else ".")
+    if nbgrader:
+        body.append("<p>The numbers here are the kit's autograding. grades.csv and the import files hold "
+                    "nbgrader's grades, its grade of record: with the grades typed in formgrader and the "
+                    "late penalties.</p>")
+    counted_line = f"Over the {len(counted)} students with a grade in grades.csv" + (
+        f"; the {ungraded} whose submission could not be graded count as 0" if ungraded else "") + (
+        f"; the {len(several)} with several entries are left out" if several else "") + "."
     if totals:
         body.append(f"<p>Total out of {number(maximum(grading))}: mean {statistics.mean(totals):.1f}, "
                     f"median {number(statistics.median(totals))}, lowest {number(min(totals))}, "
-                    f"highest {number(max(totals))}. {counted}</p>")
+                    f"highest {number(max(totals))}. {counted_line}</p>")
     body.append("<h2>Totals</h2>" + image(images["totals"], "histogram of the totals"))
-    body.append(f"<h2>Pass rate per part</h2><p>The share of students with full points on the part. {counted}"
-                "</p>" + image(images["parts"], "pass rate per part"))
-    body.append(table(["part", "title", "full points"],
+    body.append("<h2>Pass rate per part</h2><p>The share of students who passed every check of the part "
+                "(a part whose file is missing or did not import is not passed, whatever it is worth). "
+                f"{counted_line}</p>" + image(images["parts"], "pass rate per part"))
+    body.append(table(["part", "title", "passed"],
                       [[escape(part), escape(grading.parts[part].title), f"{rate:.0%}"]
                        for part, rate in pass_rates.items()], numeric=(2,)))
     body.append("<h2>Misconceptions</h2>")
@@ -346,27 +486,33 @@ def write_summary(out: Path, chosen: dict[str, Entry], entries: list[Entry],
         body.append(image(images["misconceptions"], "most frequent misconceptions"))
         body.append(table(["misconception", "what it is", "students", "who"],
                           [[escape(m), inline(CATALOGUE[m].title if m in CATALOGUE else ""), str(count),
-                            ", ".join(link(s) for s in met[m])] for m, count in frequent], numeric=(2,)))
+                            ", ".join(link(names[counted[s].source]) for s in met[m])]
+                           for m, count in frequent], numeric=(2,)))
     else:
         body.append("<p>No graded submission showed a known misconception.</p>")
     if failed:
         body.append("<h2>Could not be graded</h2><p>Also in failures.jsonl.</p>")
         body.append(table(["source", "student", "reason"],
-                          [[html(e.source), link(e.student), html(e.reason)] for e in failed]))
-    if duplicates:
-        body.append("<h2>Students with several submissions</h2><p>grades.csv and the feedback use the last "
-                    "one listed; remove the others from the class folder to choose another.</p>")
-        body.append(table(["student", "submissions"], [[link(s), html(", ".join(found))]
-                                                       for s, found in duplicates.items()]))
+                          [[html(e.source), link(names[e.source]), html(e.reason)] for e in failed]))
+    if several:
+        body.append("<h2>Students with several entries</h2><p>Each entry was graded and has its feedback, "
+                    "but none counts: grades.csv leaves the student's cells empty and the import files leave "
+                    "the student out, until all but one entry are removed or renamed in the class folder (a "
+                    "rerun then grades nothing again). Also in failures.jsonl.</p>")
+        body.append(table(["student", "entry", "total", "status"],
+                          [[html(student), link(names[e.source], e.source),
+                            number(grade_of(e, grading).total), escape(e.status)]
+                           for student, mine in several.items() for e in mine], numeric=(2,)))
     body.append("<h2>Students</h2>")
     body.append(table(["student", "source", "total", "status"],
-                      [[link(s), html(e.source), number(t), escape(e.status)]
-                       for (s, e), t in zip(chosen.items(), totals)], numeric=(2,)))
+                      [[link(names[e.source]), html(e.source), number(t), escape(e.status)]
+                       for e, t in zip(counted.values(), totals)], numeric=(2,)))
     put(out / "summary.html", page("Class summary", "\n".join(body)))
 
 
-def link(student: str) -> str:
-    return f"<a href='feedback/{escape(quote(student))}.html'>{html(student)}</a>"
+def link(name: str, label: str | None = None) -> str:
+    """A link to the feedback file `name`, shown as `label` (the name itself by default)."""
+    return f"<a href='feedback/{escape(quote(name))}.html'>{html(name if label is None else label)}</a>"
 
 
 def image(data: bytes, alt: str) -> str:
@@ -386,7 +532,9 @@ def figures(totals: list[float], most: float, pass_rates: dict[str, float],
 
     made = {}
     figure, axes = pyplot.subplots(figsize=(7, 3.5))
-    axes.hist(totals, bins=min(20, max(5, len(totals))), range=(0, max([most, *totals])), color="#4c72b0")
+    # Bars narrower than their bins: two full bins side by side stay two bars.
+    axes.hist(totals, bins=min(20, max(5, len(totals))), range=(0, max([most, *totals])), color="#4c72b0",
+              rwidth=0.85)
     axes.set(xlabel=f"total points (of {number(most)})", ylabel="students")
     axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     made["totals"] = figure
