@@ -24,9 +24,9 @@ from autograding import autograde_folder
 from corpus import CORPUS, build
 
 from autograder.config import load
+from autograder.escape import markdown
 from autograder.staff import bulk, graders, reports
 from autograder.staff.cli import main
-from autograder.staff.escape import markdown
 from autograder.staff.gradebook import Entry, Gradebook, Score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))

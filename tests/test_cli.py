@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from test_bulk import CLI, DUAL, KIT, RUN_SECONDS, bulk_processes, bulk_run, dual_only_class, outdir, rows
 
+from autograder import intake
 from autograder.config import parse
-from autograder.staff import bulk, intake, reports
+from autograder.staff import bulk, reports
 from autograder.staff.gradebook import Gradebook
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
@@ -306,7 +307,7 @@ def test_nbformat_and_matplotlib_are_imported_only_when_needed(tmp_path):
                                                          "worksheets": [{"cells": [], "metadata": {}}]}))
     script = ("import sys; from pathlib import Path\n"
               "import autograder.staff.cli, autograder.staff.bulk, autograder.staff.reports\n"
-              "from autograder.staff import intake\n"
+              "from autograder import intake\n"
               "heavy = lambda: [m for m in ('nbformat', 'matplotlib') if m in sys.modules]\n"
               "seen = [heavy()]\n"
               "for klass in sys.argv[1:]:\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.staff import intake
+from autograder import intake
 
 KIT = Path(__file__).resolve().parent.parent
 VALUE = (KIT / "solutions" / "value.py").read_text(encoding="utf-8")
@@ -510,7 +510,7 @@ def test_a_file_or_folder_that_may_not_be_read_is_a_note(tmp_path):
     (klass / "shut").chmod(0)
     # Root reads everything; without the two capabilities that let it, it is refused as anyone is.
     lessened = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
-    script = ("import json, sys; from pathlib import Path; from autograder.staff import intake\n"
+    script = ("import json, sys; from pathlib import Path; from autograder import intake\n"
               "found = intake.collect(Path(sys.argv[1]))\n"
               "print(json.dumps({s.source: [sorted(s.files), s.notes] for s in found}))")
     done = subprocess.run([*lessened, sys.executable, "-c", script, str(klass)], cwd=KIT, capture_output=True,

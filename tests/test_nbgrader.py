@@ -33,9 +33,9 @@ from nbgrader.api import Gradebook  # noqa: E402 - only once nbgrader is known t
 from nbgrader.apps.api import NbGraderAPI  # noqa: E402
 from nbgrader.coursedir import CourseDirectory  # noqa: E402
 
+from autograder import intake  # noqa: E402
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
 from autograder.parts import ENGINES  # noqa: E402
-from autograder.staff import intake  # noqa: E402
 from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent

@@ -151,6 +151,9 @@ def release_texts(release: Path) -> dict[Path, str]:
             for path in release.rglob("*") if path.is_file()}
 
 
+STUB_MARKER = re.compile(r"# (BEGIN|END) SOLUTION\b")
+
+
 def solution_lines(qualified: str, engine: str) -> set[str]:
     """The lines of one function of solutions/ that appear nowhere in the given code."""
     given = {line.strip() for name in ENGINES
@@ -160,7 +163,9 @@ def solution_lines(qualified: str, engine: str) -> set[str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef) and node.name == name:
             lines = source.splitlines()[node.lineno - 1:node.end_lineno]
-            return {line.strip() for line in lines if len(line.strip()) > 12} - given
+            # the solution markers are the kit's machinery, and their words are the stub's TODO
+            return {line.strip() for line in lines if len(line.strip()) > 12
+                    and not STUB_MARKER.match(line.strip())} - given
     raise AssertionError(f"solutions/{engine}.py has no {qualified}")
 
 
@@ -362,3 +367,20 @@ def test_no_line_of_the_student_files_answers_a_stub(tmp_path):
         "rewrite it")
     assert answered[1].startswith("assignments/value.py, line ") and "Value.__mul__ (value.mul): " \
         "self.grad += other.data * out.grad" in answered[1]
+
+
+def test_nothing_a_submission_goes_through_imports_a_staff_tool():
+    # Releases and the Gradescope bundle leave autograder/staff/ out, so the grader (the
+    # package, its suites, and the platform's entry point) must never reach into it.
+    package = KIT / "autograder"
+    grader = [path for path in package.rglob("*.py") if "staff" not in path.relative_to(package).parts]
+    grader.append(package / "staff" / "platform_files" / "grade_submission.py")
+    reaching = []
+    for path in grader:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or "", *(alias.name for alias in node.names)]
+                     if isinstance(node, ast.ImportFrom) else [])
+            if any("staff" in name.split(".") for name in names):
+                reaching.append(f"{path.relative_to(KIT)}:{node.lineno}")
+    assert len(grader) > 10 and not reaching

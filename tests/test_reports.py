@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from autograder.config import load
+from autograder.escape import csv_cell, markdown, printable
 from autograder.staff import reports
-from autograder.staff.escape import csv_cell, markdown, printable
 from autograder.staff.gradebook import Entry, Score
 
 GRADING = load()

@@ -34,12 +34,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from .. import sandbox
+from .. import intake, sandbox
 from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
+from ..escape import printable
 from ..questions import SecretError, make_secret, read_secret
 from ..runner import BUSY_EXIT, SealedReference, folder_digest, time_limit
-from . import graders, intake, reports
-from .escape import printable
+from . import graders, reports
 from .gradebook import Entry, Gradebook, Score
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"

@@ -44,9 +44,10 @@ from traitlets import Dict, Unicode
 from traitlets.config import Config
 from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
+from .. import intake
 from ..config import KIT_ROOT, Grading, load
 from ..notebook import ENGINES, NotebookError, engine_of, grade_id, part_report, score_modules
-from . import intake, reports
+from . import reports
 from .gradebook import Entry
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"

@@ -51,9 +51,6 @@ NOT_SHIPPED = {"__pycache__", "reference.json", ".pytest_cache", "staff"}
 # What Gradescope's image needs, pinned to the versions that sealed the answers (nbformat:
 # intake reads a notebook submission).
 GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "nbformat")
-# What a Gradescope bundle holds of the staff tools: the intake that `autograder bulk` uses
-# (and the staff modules it imports in turn, found by `staff_modules_for`).
-GRADESCOPE_STAFF = Path("autograder") / "staff" / "intake.py"
 PYTEST_INI = """\
 [pytest]
 # `pytest` alone grades assignments/; test order is fixed so every run reads the same.
@@ -438,24 +435,10 @@ def gradescope_setup(python: str) -> str:
     return template.replace("@python_minimum@", python)
 
 
-def staff_modules_for(kit: Path, module: Path) -> list[Path]:
-    """`module` (a file of autograder/staff/) and the staff modules it imports, in turn."""
-    found, todo = [], [module]
-    while todo:
-        path = todo.pop()
-        if path in found:
-            continue
-        found.append(path)
-        for node in ast.walk(ast.parse((kit / path).read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-                todo.append(path.parent / f"{node.module.replace('.', '/')}.py")
-    return sorted(found)
-
-
 def build_gradescope(kit: Path, bundle: Path) -> None:
     """autograder.zip: run_autograder, setup.sh and grade_submission.py at the top, the grader
-    beside them, with the one staff module a submission goes through (intake), the reference
-    in solutions/ and a secret of the bundle's own in grading.secret."""
+    beside them (no staff tool: a submission goes through the grader's own intake), the
+    reference in solutions/ and a secret of the bundle's own in grading.secret."""
     if bundle.suffix != ".zip":
         raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
     if bundle.exists():
@@ -467,9 +450,6 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
         staging = Path(scratch) / "source"
         staging.mkdir()
         copy_package(kit, staging, tests, set(grading.parts))
-        for path in staff_modules_for(kit, GRADESCOPE_STAFF):
-            (staging / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(kit / path, staging / path)
         shutil.copyfile(kit / "grading.toml", staging / "grading.toml")
         (staging / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
         (staging / "requirements.txt").write_text(gradescope_requirements(kit), encoding="utf-8")

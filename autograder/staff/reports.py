@@ -42,8 +42,8 @@ from urllib.parse import quote
 
 from .. import graphs
 from ..config import Grading
+from ..escape import csv_cell, html, markdown, printable
 from ..misconceptions import CATALOGUE
-from .escape import csv_cell, html, markdown, printable
 from .gradebook import Entry, Score
 
 SUITES = Path(__file__).parent.parent / "suites"

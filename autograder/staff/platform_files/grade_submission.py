@@ -21,8 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autograder.staff import intake
-from autograder.staff.escape import printable
+from autograder import intake
+from autograder.escape import printable
 
 KIT = Path(__file__).resolve().parent
 

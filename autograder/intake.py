@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..submission import UnreadableFile, read_regular
 from .escape import SURROGATE, clean, printable
+from .submission import UnreadableFile, read_regular
 
 ENGINES = ("value", "tensor", "dual")
 # The names a module must define to be taken for an engine file.
