@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import typing
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -90,10 +91,12 @@ def _number(where: str, key: str, value: object, whole: bool = False, above_zero
 
 
 def _section(data: dict, name: str, cls: type, path: Path):
+    """The [name] table as a `cls`: every field present, and nothing else; each value a number,
+    whole where the field is an int. Raises ConfigError naming the file and the key."""
     table = data.get(name)
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: add a [{name}] table")
-    fields = cls.__dataclass_fields__
+    fields = typing.get_type_hints(cls)  # field name -> its type (int or float), resolved
     for key in table:
         if key not in fields:
             raise ConfigError(f"{path}: [{name}] has {_unknown(key, list(fields))}")
@@ -105,7 +108,7 @@ def _section(data: dict, name: str, cls: type, path: Path):
     # A tolerance may be 0 (exact); a limit of 0 would fail every scenario.
     values = {}
     for key, value in table.items():
-        whole = fields[key].type == "int"
+        whole = fields[key] is int
         checked = _number(f"{path}: [{name}]", key, value, whole=whole, above_zero=name == "limits")
         values[key] = int(checked) if whole else float(checked)
     return cls(**values)

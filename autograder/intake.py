@@ -432,22 +432,22 @@ class Reader:
                 for engine in sorted(engines_defined(text)):
                     candidates.append(Candidate((2, depth, 0, where), engine, text, where))
         for engine in ENGINES:
-            mine = sorted(c for c in candidates if c.engine == engine)
-            if not mine:
+            found = sorted(c for c in candidates if c.engine == engine)
+            if not found:
                 if candidates:
                     submission.note(f"{engine}.py: not found in the submission; its parts score zero")
                 continue
-            submission.files[engine] = mine[0].text
-            earlier = sorted({c.origin for c in mine[1:] if c.rank[:2] == mine[0].rank[:2]
-                              and c.rank[2] > mine[0].rank[2]})
+            submission.files[engine] = found[0].text
+            earlier = sorted({c.origin for c in found[1:] if c.rank[:2] == found[0].rank[:2]
+                              and c.rank[2] > found[0].rank[2]})
             if earlier:  # an LMS's (or a browser's) numbered copy: the newest upload counts
-                line = (f"{engine}.py: {mine[0].origin} counts, the newest upload; the earlier "
+                line = (f"{engine}.py: {found[0].origin} counts, the newest upload; the earlier "
                         f"{', '.join(earlier)} is not graded")
                 submission.note(line)
                 submission.resubmissions.append(line)
-            elif mine[0].origin != f"{engine}.py":
-                submission.note(f"{engine}.py: taken from {mine[0].origin}")
-            others = sorted({c.origin for c in mine[1:]} - {mine[0].origin} - set(earlier))
+            elif found[0].origin != f"{engine}.py":
+                submission.note(f"{engine}.py: taken from {found[0].origin}")
+            others = sorted({c.origin for c in found[1:]} - {found[0].origin} - set(earlier))
             if others:
                 submission.note(f"{engine}.py: also found in {', '.join(others)} (not used)")
         if not candidates and not submission.notes:
@@ -584,11 +584,11 @@ def split_notebook(text: str, where: str, submission: Submission) -> dict[str, s
     modules = {}
     label = printable(where)  # the module's first line is a comment: no line break may end it early
     for engine in sorted(defined):
-        mine = [(n, s) for n, s, engines in routed if not engines or engine in engines]
+        cells = [(n, s) for n, s, engines in routed if not engines or engine in engines]
         # A cell may start with a __future__ import; a module may only do so at its very top.
-        futures = sorted({line for _, s in mine for line in FUTURE_IMPORT.findall(s)})
-        cells_text = "\n\n".join(f"# cell {n}\n" + FUTURE_IMPORT.sub(MOVED_UP, s) for n, s in mine)
-        header = f"# {engine}.py, made from the code cells {', '.join(str(n) for n, _ in mine)} of {label}\n"
+        futures = sorted({line for _, s in cells for line in FUTURE_IMPORT.findall(s)})
+        cells_text = "\n\n".join(f"# cell {n}\n" + FUTURE_IMPORT.sub(MOVED_UP, s) for n, s in cells)
+        header = f"# {engine}.py, made from the code cells {', '.join(str(n) for n, _ in cells)} of {label}\n"
         modules[engine] = header + "".join(line + "\n" for line in futures) + cells_text + "\n"
     return modules
 

@@ -13,6 +13,7 @@ import os
 import random
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 REVERSES = ("none", "kit", "backward")
 
@@ -81,35 +82,42 @@ def describe(error: BaseException) -> dict:
     return {"type": type(error).__name__, "message": text, "where": where}
 
 
-# Whether this request draws graphs; the graph drawn last and not yet given to a case; the
-# graphs of the cases run so far.
-_drawing: list = [False]
-_drawn: list = [None]
-_cases: list = []
+@dataclass
+class Drawings:
+    """What the request being run has drawn: whether it draws graphs at all, the graph drawn
+    last and not yet given to a case, and the graphs of the cases run so far. The worker's
+    child runs one request at a time and starts each with `draw_graphs`."""
+
+    on: bool = False
+    last: dict | None = None
+    cases: list = field(default_factory=list)
+
+
+_request = Drawings()
 
 
 def draw_graphs(on: bool) -> None:
-    """Draw graphs in the request that comes next (the worker sets this per request)."""
-    _drawing[0] = on
-    _cases.clear()
-    _drawn[0] = None
+    """Start a request: it draws graphs when `on`, and nothing drawn before it is kept."""
+    _request.on, _request.last = on, None
+    _request.cases.clear()
 
 
 def drawing() -> bool:
-    return _drawing[0]
+    """Whether the request being run draws graphs."""
+    return _request.on
 
 
 def drawn(graph: dict | None) -> None:
     """Keep a graph the scenario drew (None: it could not be drawn)."""
-    _drawn[0] = graph
+    _request.last = graph
 
 
 def drawings() -> list:
     """The graphs drawn since the last call, and forget them: one per case (None where a case
     drew none) when the scenario ran cases, else the last one drawn; empty if none was."""
-    found = list(_cases) if _cases else [_drawn[0]]
-    _cases.clear()
-    _drawn[0] = None
+    found = list(_request.cases) if _request.cases else [_request.last]
+    _request.cases.clear()
+    _request.last = None
     return found if any(graph is not None for graph in found) else []
 
 
@@ -117,13 +125,13 @@ def case(inputs: dict, observe: Callable[[], dict]) -> dict:
     """One case of a scenario: its inputs and what `observe` saw, or the exception it raised,
     so that a message can show the very case that failed. `observe` may add inputs of its own
     (a shift it computed) under "inputs". The graph it drew, if any, is kept as this case's."""
-    _drawn[0] = None
+    _request.last = None
     try:
         found = observe()
     except Exception as error:  # noqa: BLE001 - whatever the submission raises is the answer
         return {"inputs": inputs, "raised": describe(error)}
     finally:
-        if _drawing[0]:
-            _cases.append(_drawn[0])
-        _drawn[0] = None
+        if _request.on:
+            _request.cases.append(_request.last)
+        _request.last = None
     return {**found, "inputs": {**inputs, **found.get("inputs", {})}}

@@ -201,11 +201,11 @@ def given_part(kit: Path, part_id: str) -> list[Path]:
     for path in sorted((kit / "solutions").glob("*.py")):
         source = path.read_text(encoding="utf-8")
         lines = source.splitlines()
-        mine = [region for region in regions(source, path) if region.part == part_id]
-        for region in reversed(mine):
+        of_part = [region for region in regions(source, path) if region.part == part_id]
+        for region in reversed(of_part):
             del lines[region.last - 1]
             del lines[region.first - 1]
-        if mine:
+        if of_part:
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
             changed.append(path)
     changed += write_student_files(kit)

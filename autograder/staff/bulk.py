@@ -271,7 +271,7 @@ def staging_name(source: str) -> str:
 
 
 @dataclass
-class Tally:
+class RunState:
     """How far this run got, for the line that ends it however it ends."""
 
     phase: str = "reading the class folder"
@@ -322,16 +322,16 @@ def clear_scratch(out: Path) -> None:
 
 
 def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, version: str, out: Path,
-              workers: int, console: Console, tally: Tally, secret: Path) -> None:
+              workers: int, console: Console, state: RunState, secret: Path) -> None:
     """Grade the submissions in parallel and record each one as soon as it is done."""
     (out / "work").mkdir()
-    tally.phase, tally.todo, tally.left = "staging the submissions", len(todo), {s.source: s for s in todo}
+    state.phase, state.todo, state.left = "staging the submissions", len(todo), {s.source: s for s in todo}
     jobs, unreadable = stage_all(todo, out / "staging", version)
-    tally.phase = "sealing the reference's answers"
+    state.phase = "sealing the reference's answers"
     reference = sealed_reference(out, version) if jobs else None
     official = Official(secret, SOLUTIONS, folder_digest(SOLUTIONS)) if jobs else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
-    tally.phase = "grading"
+    state.phase = "grading"
     pool_of_graders = graders.Graders(pytest_env(), out)
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("time left"), TimeRemainingColumn())
@@ -344,8 +344,8 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
             failed = 0
             for entry in itertools.chain(unreadable, (f.result() for f in as_completed(futures))):
                 book.record(with_zeros(entry, grading))
-                tally.done += 1
-                tally.left.pop(entry.source, None)
+                state.done += 1
+                state.left.pop(entry.source, None)
                 if entry.status == "failed":
                     failed += 1
                     say(progress.console, f"failed {entry.source}: {entry.reason}", style="red")
@@ -376,15 +376,15 @@ def ignoring_interrupts():
 
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, markup=False, emoji=False, highlight=False)
-    tally = Tally()
+    state = RunState()
     try:
-        return checked_run(args, console, tally)
+        return checked_run(args, console, state)
     except KeyboardInterrupt:
-        say(console, f"autograder bulk: {interrupted(args, tally)}")
+        say(console, f"autograder bulk: {interrupted(args, state)}")
         return 130
 
 
-def checked_run(args: argparse.Namespace, console: Console, tally: Tally) -> int:
+def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> int:
     """Check what the user gave, then grade; every mistake is one line saying what to do."""
     # Every path is the user's, taken from where they stand: the grading runs in the kit's folder.
     args.submissions, args.output = args.submissions.absolute(), args.output.absolute()
@@ -421,7 +421,7 @@ def checked_run(args: argparse.Namespace, console: Console, tally: Tally) -> int
         os.close(lock)
         return refuse(console, f"another run is writing to {out}; wait for it or choose another -o")
     try:
-        return grade_class(args, submissions, grading, console, tally)
+        return grade_class(args, submissions, grading, console, state)
     finally:
         os.close(lock)
 
@@ -431,41 +431,41 @@ def refuse(console: Console, message: str) -> int:
     return 2
 
 
-def interrupted(args: argparse.Namespace, tally: Tally) -> str:
+def interrupted(args: argparse.Namespace, state: RunState) -> str:
     """What an interrupted run did and what to do next, counted from what this run finished."""
     # The same command with --force would grade everything once more.
     again = "the command again without --force" if args.force else "the same command again"
-    if tally.phase in AFTER_GRADING:
-        return (f"interrupted while {tally.phase}; every grade is in the gradebook: run {again} to "
-                f"{AFTER_GRADING[tally.phase]} (nothing is graded twice)")
-    if not tally.todo:
-        return (f"interrupted while {tally.phase}; nothing was graded: run the same command again to grade "
+    if state.phase in AFTER_GRADING:
+        return (f"interrupted while {state.phase}; every grade is in the gradebook: run {again} to "
+                f"{AFTER_GRADING[state.phase]} (nothing is graded twice)")
+    if not state.todo:
+        return (f"interrupted while {state.phase}; nothing was graded: run the same command again to grade "
                 "the class")
-    if tally.done == tally.todo:
-        return (f"interrupted after the last grading: all {tally.todo} submissions this run set out to grade "
+    if state.done == state.todo:
+        return (f"interrupted after the last grading: all {state.todo} submissions this run set out to grade "
                 f"are in the gradebook; run {again} to write the reports (nothing is graded twice)")
-    head = (f"interrupted while {tally.phase}: {tally.done} of the {tally.todo} submissions this run set "
+    head = (f"interrupted while {state.phase}: {state.done} of the {state.todo} submissions this run set "
             "out to grade were graded and are in the gradebook")
     if not args.force:
-        return f"{head}; run the same command again to grade the other {tally.todo - tally.done}"
+        return f"{head}; run the same command again to grade the other {state.todo - state.done}"
     try:
         book = Gradebook(args.output / "gradebook.sqlite")
         version = grader_version()
-        without = sum(book.graded_with(s.source) != (s.content_hash, version) for s in tally.left.values())
+        without = sum(book.graded_with(s.source) != (s.content_hash, version) for s in state.left.values())
         book.close()
     except Exception:  # noqa: BLE001 - the message is the last thing this run does
-        without = len(tally.left)
-    kept = len(tally.left) - without
-    return (f"{head}; of the other {len(tally.left)}, {kept} keep the grade an earlier run gave them "
+        without = len(state.left)
+    kept = len(state.left) - without
+    return (f"{head}; of the other {len(state.left)}, {kept} keep the grade an earlier run gave them "
             f"with this grader and {without} have none: run the command again without --force to grade "
             f"{'those' if without else 'nothing and write the reports'}")
 
 
 def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], grading: Grading,
-                console: Console, tally: Tally) -> int:
+                console: Console, state: RunState) -> int:
     """Grade what is new or changed, and write the reports; the exit status."""
     out: Path = args.output
-    tally.phase = "opening the gradebook"
+    state.phase = "opening the gradebook"
     version = grader_version()
     try:
         book = Gradebook(out / "gradebook.sqlite")
@@ -483,7 +483,7 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
             for line in submission.resubmissions:
                 say(console, f"{submission.source}: {line}")
         if todo:
-            grade_all(todo, book, grading, version, out, args.jobs, console, tally, secret)
+            grade_all(todo, book, grading, version, out, args.jobs, console, state, secret)
         entries = book.entries()
     except BulkError as error:
         return refuse(console, str(error))
@@ -494,7 +494,7 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         book.close()
     record = None
     if args.nbgrader_db:
-        tally.phase = "recording the grades in nbgrader"
+        state.phase = "recording the grades in nbgrader"
         try:
             from . import notebooks  # nbgrader is a staff extra
         except ImportError as error:
@@ -511,7 +511,7 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
             return 2
         for problem in problems:
             console.print(f"nbgrader {problem}", style="red")
-    tally.phase = "writing the reports"
+    state.phase = "writing the reports"
     try:
         reports.write_all(out, entries, grading, args.lms_assignment, record)
     except OSError as error:

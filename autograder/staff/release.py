@@ -102,9 +102,9 @@ def collect(kit: Path) -> list[SuiteTest]:
         if done.returncode != 0 or not listing.is_file():
             # pytest's own words: its usage errors on stderr, its collection errors after ERRORS
             errors = done.stdout[done.stdout.find("= ERRORS ="):] if "= ERRORS =" in done.stdout else ""
-            said = done.stderr.strip() or tail(errors or done.stdout)
+            message = done.stderr.strip() or tail(errors or done.stdout)
             raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; fix what pytest "
-                               f"says:\n{said}")
+                               f"says:\n{message}")
         records = json.loads(listing.read_text(encoding="utf-8"))
     return [SuiteTest(Path(r["file"]).relative_to(kit), r["cls"] or r["name"], r["part"]) for r in records]
 
@@ -369,13 +369,13 @@ def step_id(part_id: str) -> str:
 def part_command(part_id: str, tests: list[SuiteTest]) -> str:
     """The pytest command that runs exactly one part's tests: whole files where the file holds
     only that part, else the definitions one by one."""
-    mine = [t for t in tests if t.part == part_id]
+    of_part = [t for t in tests if t.part == part_id]
     targets = []
-    for file in sorted({t.file for t in mine}):
+    for file in sorted({t.file for t in of_part}):
         if all(t.part == part_id for t in tests if t.file == file):
             targets.append(file.as_posix())
         else:
-            targets += sorted({f"{file.as_posix()}::{t.name}" for t in mine if t.file == file})
+            targets += sorted({f"{file.as_posix()}::{t.name}" for t in of_part if t.file == file})
     return "python -m pytest -q " + " ".join(targets)
 
 
