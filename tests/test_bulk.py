@@ -120,7 +120,7 @@ def test_grades_csv_has_a_column_per_part_and_the_expected_scores(example_run):
     assert float(grades["erin"]["total"]) == float(grades["frank"]["total"]) == 0
     lost = {student: {p for p in parts if float(row[p]) < parts[p].points} for student, row in grades.items()}
     assert "value.mul" in lost["bob"]
-    assert "value.tanh" in lost["carol"]
+    assert lost["carol"] == {"value.tanh", "value.stability"}  # her tensor code runs in a notebook
     assert "value.relu" in lost["doejohn"] and "tensor.unbroadcast" in lost["doejohn"]
     assert "value.zero_grad" in lost["smithjane"]
     assert lost["dave"] >= {"tensor.unbroadcast", "dual"} and "value.mul" not in lost["dave"]
