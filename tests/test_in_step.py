@@ -143,7 +143,7 @@ def test_given_tensor_ops_need_no_unbroadcast(stubs, reference):
     for engine in (stubs.tensor, reference.tensor):
         x, w = engine.Tensor(X), engine.Tensor(W)
         # Two losses, since adding them would already call unbroadcast; their gradients add up.
-        # Each backward() runs back the graph recorded since the one before.
+        # Each backward() runs back only its own graph.
         engine.cross_entropy(-((x @ w).relu().exp().log()), labels).backward()
         (x @ w).sum(axis=0).mean().backward()
         grads.append((x.grad, w.grad))
@@ -152,14 +152,18 @@ def test_given_tensor_ops_need_no_unbroadcast(stubs, reference):
     assert grads[0][0].any() and grads[0][1].any()
 
 
-def test_the_tensor_tape_is_used_up_by_backward(reference):
-    """A second backward() of one graph passes nothing on; a new forward pass records anew."""
+def test_a_tensor_graph_is_kept_by_backward(reference):
+    """A second backward() of one graph passes the same gradients on again, and the leaves add
+    them up, as in PyTorch; a tensor in between gets its gradient afresh."""
     Tensor = reference.tensor.Tensor
     x = Tensor([1.0, 2.0])
-    loss = (x * x).sum()
+    square = x * x
+    loss = square.sum()
     loss.backward()
     first = x.grad.copy()
+    np.testing.assert_array_equal(first, [2.0, 4.0])
     loss.backward()
-    np.testing.assert_array_equal(x.grad, first)
-    (x * x).sum().backward()
     np.testing.assert_array_equal(x.grad, 2 * first)
+    np.testing.assert_array_equal(square.grad, [1.0, 1.0])
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, 3 * first)

@@ -643,8 +643,8 @@ _TENSOR_OPERATIONS: list[tuple[str, Callable, Callable]] = [
 def tensor_program(tensor: ModuleType, seed: int, record: _Recorder) -> None:
     """Tensors of random shapes that broadcast together, combined by +, - and * (with each other,
     with numbers and arrays on either side), relu, exp and sums; backward, and again on the
-    graph built anew (the tape is used up by each backward), with the leaves' gradients kept
-    or zeroed in between, as a training step does."""
+    graph built anew, with the leaves' gradients kept or zeroed in between, as training steps
+    do; every node's gradient is read after each backward."""
     rng = random.Random(seed)
     shape = _result_shape(rng) or (3,)
     arrays = [_entries(rng, _operand_shape(rng, shape)) for _ in range(rng.randint(2, 4))]
