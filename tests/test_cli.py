@@ -4,6 +4,7 @@ names printed as text, and no heavy import that the run does not need."""
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -133,6 +134,23 @@ def test_paths_are_taken_from_where_the_user_stands(tmp_path, reference_cache):
     assert done.returncode == 0, done.stderr
     assert rows(tmp_path / "out")["una"][4] == "graded"
     assert (tmp_path / "out" / "grades.csv").read_text().splitlines()[1].startswith("una,")
+
+
+@pytest.mark.parametrize("command", ["bulk", "release", "check"])
+def test_a_package_installed_without_its_course_folder_says_so_in_one_line(tmp_path, command):
+    # What a wheel installs: the autograder package alone, with no grading.toml, solutions/ or
+    # assignments/ beside it. The kit grades from its folder, so every command says how to install it.
+    site = tmp_path / "site"
+    shutil.copytree(KIT / "autograder", site / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "fresh").mkdir()
+    done = subprocess.run([sys.executable, "-m", "autograder.staff.cli", command, "--help"], cwd=tmp_path / "fresh",
+                          env={**os.environ, "PYTHONPATH": str(site)}, capture_output=True, text=True,
+                          timeout=RUN_SECONDS)
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.splitlines() == [
+        f"autograder: {site} is not a course folder (no grading.toml, solutions, assignments beside the "
+        "autograder package); the kit grades from its own folder: install it from there with pip install -e "
+        "<the kit's folder> (an editable install), not from a wheel"]
 
 
 # -- Ctrl-C ----------------------------------------------------------------------------------------

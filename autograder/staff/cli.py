@@ -49,8 +49,25 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def not_a_course_folder() -> str | None:
+    """Why the installed package cannot grade, or None: the kit is a course's folder (its
+    grading.toml, solutions/ and assignments/ beside the package), installed editable from it."""
+    from ..config import KIT_ROOT
+
+    missing = [name for name in ("grading.toml", "solutions", "assignments") if not (KIT_ROOT / name).exists()]
+    if not missing:
+        return None
+    return (f"autograder: {KIT_ROOT} is not a course folder (no {', '.join(missing)} beside the autograder "
+            "package); the kit grades from its own folder: install it from there with pip install -e "
+            "<the kit's folder> (an editable install), not from a wheel")
+
+
 def dispatch(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    problem = not_a_course_folder()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="autograder", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = next((word for word in argv if not word.startswith("-")), None)
