@@ -143,14 +143,43 @@ def test_a_package_installed_without_its_course_folder_says_so_in_one_line(tmp_p
     site = tmp_path / "site"
     shutil.copytree(KIT / "autograder", site / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "fresh").mkdir()
-    done = subprocess.run([sys.executable, "-m", "autograder.staff.cli", command, "--help"], cwd=tmp_path / "fresh",
-                          env={**os.environ, "PYTHONPATH": str(site)}, capture_output=True, text=True,
-                          timeout=RUN_SECONDS)
+    done = subprocess.run([sys.executable, "-m", "autograder.staff.cli", command, "--help"],
+                          cwd=tmp_path / "fresh", env={**os.environ, "PYTHONPATH": str(site)},
+                          capture_output=True, text=True, timeout=RUN_SECONDS)
     assert done.returncode == 2 and not done.stdout
     assert done.stderr.splitlines() == [
         f"autograder: {site} is not a course folder (no grading.toml, solutions, assignments beside the "
         "autograder package); the kit grades from its own folder: install it from there with pip install -e "
         "<the kit's folder> (an editable install), not from a wheel"]
+
+
+# Run with the staff extra's packages made unimportable, as where only the base install is.
+WITHOUT_EXTRAS = """
+import sys
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        extras = ("rich", "nbformat", "sklearn", "matplotlib", "pytest_timeout", "nbgrader")
+        if name.partition(".")[0] in extras:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Absent())
+from autograder.staff.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(("command", "needs"), [
+    ("bulk", "rich"), ("release", None), ("check", None), ("stubs", None), ("part", None), ("mutate", None),
+    ("secret", None),
+])
+def test_without_the_staff_extra_only_what_needs_it_refuses_in_one_line(command, needs):
+    done = subprocess.run([sys.executable, "-c", WITHOUT_EXTRAS, command, "--help"], cwd=KIT,
+                          capture_output=True, text=True, timeout=RUN_SECONDS)
+    if needs:
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"autograder {command}: needs {needs}, which comes with the kit's staff extra: "
+            "pip install -e '.[staff]'"]
+    else:
+        assert done.returncode == 0 and done.stdout.startswith("usage: autograder " + command), done.stderr
 
 
 # -- Ctrl-C ----------------------------------------------------------------------------------------

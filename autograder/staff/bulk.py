@@ -41,11 +41,10 @@ from ..questions import SecretError, make_secret, read_secret
 from ..runner import BUSY_EXIT, SealedReference, folder_digest, time_limit
 from . import graders, reports
 from .gradebook import Entry, Gradebook, Score
+from .secret import DEFAULT_SECRET
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
 SOLUTIONS = KIT_ROOT / "solutions"
-# The course's secret, which every official grading draws its questions from: made on first use.
-DEFAULT_SECRET = KIT_ROOT / "grading.secret"
 BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
 # The phases after every grading is recorded, and what running the command again then does.
 AFTER_GRADING = {"recording the grades in nbgrader": "record them and write the reports",

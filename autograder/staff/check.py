@@ -388,5 +388,6 @@ def run(args: argparse.Namespace) -> int:
     for warning in found.warnings:
         print(f"autograder check: warning: {warning}")
     if not found.errors and not found.warnings:
-        print(f"autograder check: {KIT_ROOT} is consistent: every part has its suite, its stubs and its points")
+        print(f"autograder check: {KIT_ROOT} is consistent: every part has its suite, its stubs and its "
+              "points")
     return 1 if found.errors else 0

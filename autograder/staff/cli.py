@@ -54,7 +54,8 @@ def not_a_course_folder() -> str | None:
     grading.toml, solutions/ and assignments/ beside the package), installed editable from it."""
     from ..config import KIT_ROOT
 
-    missing = [name for name in ("grading.toml", "solutions", "assignments") if not (KIT_ROOT / name).exists()]
+    missing = [name for name in ("grading.toml", "solutions", "assignments")
+               if not (KIT_ROOT / name).exists()]
     if not missing:
         return None
     return (f"autograder: {KIT_ROOT} is not a course folder (no {', '.join(missing)} beside the autograder "

@@ -305,7 +305,8 @@ class GradeWithKit(NbGraderPreprocessor):
         if known is not None and module == known.module:
             return known.entries
         self.log.info("Grading %s/%s/%s.ipynb with the kit", student, assignment, engine)
-        from .bulk import DEFAULT_SECRET, SOLUTIONS, grader_version  # bulk needs the staff extra
+        from .bulk import SOLUTIONS, grader_version  # bulk needs the staff extra
+        from .secret import DEFAULT_SECRET
 
         options = ["--grading-secret", self.secret or str(DEFAULT_SECRET), "--grading-context",
                    grader_version(), "--reference", str(SOLUTIONS)]

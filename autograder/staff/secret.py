@@ -14,8 +14,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..config import KIT_ROOT
 from ..questions import SecretError, make_secret, read_secret
-from .bulk import DEFAULT_SECRET
+
+# The course's secret, which every official grading draws its questions from: made on first use.
+DEFAULT_SECRET = KIT_ROOT / "grading.secret"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
