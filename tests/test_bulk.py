@@ -25,6 +25,7 @@ from corpus import CORPUS, build
 
 from autograder.config import load
 from autograder.escape import markdown
+from autograder.questions import make_secret
 from autograder.staff import bulk, graders, reports
 from autograder.staff.cli import main
 from autograder.staff.gradebook import Entry, Gradebook, Score
@@ -486,3 +487,38 @@ def test_feedback_hides_the_checks_of_a_hidden_part_and_quotes_no_suite_code():
         assert suite_line.strip() not in text
         assert "The checks of this part are hidden." in text
         assert "41.5" not in text and "tanh-overflow" not in text
+
+
+def test_a_grading_process_keeps_nothing_from_one_submission_to_the_next(tmp_path):
+    """Submissions graded one after another in one grading process, in either order, get what
+    each gets in a process of its own: no module state outlives a grading. They differ in what
+    a grading holds: official or public questions, graphs drawn, stubs that are all waiting."""
+    secret = tmp_path / "grading.secret"
+    make_secret(secret)
+    official = ("--grading-secret", str(secret), "--grading-context", "v1",
+                "--reference", str(KIT / "solutions"))
+    bugs = {entry.name: entry for entry in CORPUS}
+    jobs = [("stubs", KIT / "assignments", official), ("forward-order", None, ()), ("tanh", None, official)]
+    for name, entry in (("forward-order", "backward-in-forward-order"), ("tanh", "tanh-derivative-of-input")):
+        build(bugs[entry], KIT / "solutions", tmp_path / name)
+    folders = {name: folder or tmp_path / name for name, folder, _ in jobs}
+
+    def seen(results: dict[str, dict]) -> dict[str, tuple]:
+        return {part: (e["score"], e.get("output", "")) for part, e in results.items()}
+
+    alone = {name: seen(autograde_folder(folders[name], tmp_path / f"{name}.json", *options, env={}))
+             for name, _, options in jobs}
+    for order in (jobs, jobs[::-1]):
+        grader = graders.Grader({**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, tmp_path)
+        try:
+            for name, _, options in order:
+                results = tmp_path / f"{name}-{order[0][0]}-first.json"
+                code = grader.grade(graders.pytest_args("--submission", str(folders[name]), "--results-json",
+                                                        str(results), *options), results.with_suffix(".log"), 600)
+                assert code in (0, 1), results.with_suffix(".log").read_text()
+                got = {t["tags"][0]: t for t in json.loads(results.read_text(encoding="utf-8"))["tests"]}
+                assert seen(got) == alone[name], (name, [n for n, _, _ in order])
+        finally:
+            grader.close()
+            grader.process.wait()
+    assert alone["stubs"] != alone["tanh"] != alone["forward-order"]
