@@ -513,8 +513,9 @@ def test_a_grading_process_keeps_nothing_from_one_submission_to_the_next(tmp_pat
         try:
             for name, _, options in order:
                 results = tmp_path / f"{name}-{order[0][0]}-first.json"
-                code = grader.grade(graders.pytest_args("--submission", str(folders[name]), "--results-json",
-                                                        str(results), *options), results.with_suffix(".log"), 600)
+                args = graders.pytest_args("--submission", str(folders[name]), "--results-json", str(results),
+                                           *options)
+                code = grader.grade(args, results.with_suffix(".log"), 600)
                 assert code in (0, 1), results.with_suffix(".log").read_text()
                 got = {t["tags"][0]: t for t in json.loads(results.read_text(encoding="utf-8"))["tests"]}
                 assert seen(got) == alone[name], (name, [n for n, _, _ in order])
