@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+import torch_answers
+from expressions import TENSOR_OP_NAMES, VALUE_OPS, draw, tensor_ops
 
 # Central differences err by O(h^2) from truncation and O(eps / h) from rounding; the step
 # that balances the two in float64 is about eps ** (1/3), scaled to the size of x.
@@ -419,40 +421,6 @@ def test_dual_agrees_with_reverse_mode(reference, seed):
 
 # --- Every operation against central differences ----------------------------------------------
 
-# (name, expression, how to draw each input): "any" is +-[0.5, 2], "positive" is [0.5, 2].
-VALUE_OPS = [
-    ("a + b", lambda a, b: a + b, "any"),
-    ("a + number", lambda a, b: a + 1.7, "any"),
-    ("number + a", lambda a, b: 1.7 + a, "any"),
-    ("a - b", lambda a, b: a - b, "any"),
-    ("a - number", lambda a, b: a - 1.7, "any"),
-    ("number - a", lambda a, b: 1.7 - a, "any"),
-    ("a * b", lambda a, b: a * b, "any"),
-    ("a * number", lambda a, b: a * 1.7, "any"),
-    ("number * a", lambda a, b: 1.7 * a, "any"),
-    ("a / b", lambda a, b: a / b, "any"),
-    ("a / number", lambda a, b: a / 1.7, "any"),
-    ("number / a", lambda a, b: 1.7 / a, "any"),
-    ("-a", lambda a, b: -a, "any"),
-    ("a ** 3", lambda a, b: a**3, "any"),
-    ("a ** -2", lambda a, b: a**-2, "any"),
-    ("a ** 0.5", lambda a, b: a**0.5, "positive"),
-    ("a.exp()", lambda a, b: a.exp(), "any"),
-    ("a.log()", lambda a, b: a.log(), "positive"),
-    ("a.tanh()", lambda a, b: a.tanh(), "any"),
-    ("a.relu()", lambda a, b: a.relu(), "any"),
-    ("a.sigmoid()", lambda a, b: a.sigmoid(), "any"),
-    ("a * a + a / b", lambda a, b: a * a + a / b, "any"),
-]
-
-
-def draw(rng: np.random.Generator, kind: str, size=None):
-    """Inputs at least 0.5 away from 0, where relu has its kink and 1/x its pole."""
-    magnitude = rng.uniform(0.5, 2.0, size=size)
-    sign = 1.0 if kind == "positive" else rng.choice([-1.0, 1.0], size=size)
-    return magnitude * sign
-
-
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize(("name", "op", "kind"), VALUE_OPS, ids=[case[0] for case in VALUE_OPS])
 def test_value_op_against_central_differences(reference, name, op, kind, seed):
@@ -470,40 +438,6 @@ def test_value_op_against_central_differences(reference, name, op, kind, seed):
     expected_b = (f(a0, b0 + hb) - f(a0, b0 - hb)) / (2 * hb)
     assert a.grad == pytest.approx(expected_a, rel=FD_RTOL, abs=FD_ATOL)
     assert b.grad == pytest.approx(expected_b, rel=FD_RTOL, abs=FD_ATOL)
-
-
-def tensor_ops(cross_entropy):
-    labels = np.array([0, 2, 1, 2])
-    # (name, expression, input shapes, how to draw the inputs)
-    return [
-        ("A + B, (4,3) + (3,)", lambda A, B: A + B, [(4, 3), (3,)], "any"),
-        ("A + B, (2,3,5) + (3,1)", lambda A, B: A + B, [(2, 3, 5), (3, 1)], "any"),
-        ("A + B, (2,3) + ()", lambda A, B: A + B, [(2, 3), ()], "any"),
-        ("A - B, (4,3) - (3,)", lambda A, B: A - B, [(4, 3), (3,)], "any"),
-        ("A - B, (4,1) - (1,5)", lambda A, B: A - B, [(4, 1), (1, 5)], "any"),
-        ("A * B, (4,1) * (1,5)", lambda A, B: A * B, [(4, 1), (1, 5)], "any"),
-        ("A * B, (4,3) * (3,)", lambda A, B: A * B, [(4, 3), (3,)], "any"),
-        ("A @ B", lambda A, B: A @ B, [(4, 3), (3, 5)], "any"),
-        ("-A", lambda A: -A, [(4, 3)], "any"),
-        ("number + A", lambda A: 1.7 + A, [(4, 3)], "any"),
-        ("number - A", lambda A: 1.7 - A, [(4, 3)], "any"),
-        ("number * A", lambda A: 1.7 * A, [(4, 3)], "any"),
-        ("A.sum()", lambda A: A.sum(), [(4, 3)], "any"),
-        ("A.sum(axis=0)", lambda A: A.sum(axis=0), [(4, 3)], "any"),
-        ("A.sum(axis=1, keepdims=True)", lambda A: A.sum(axis=1, keepdims=True), [(4, 3)], "any"),
-        ("A.sum(axis=(0, 2))", lambda A: A.sum(axis=(0, 2)), [(2, 3, 4)], "any"),
-        ("A.sum(axis=-1)", lambda A: A.sum(axis=-1), [(2, 3, 4)], "any"),
-        ("A.mean()", lambda A: A.mean(), [(4, 3)], "any"),
-        ("A.relu()", lambda A: A.relu(), [(4, 3)], "any"),
-        ("A.exp()", lambda A: A.exp(), [(4, 3)], "any"),
-        ("A.log()", lambda A: A.log(), [(4, 3)], "positive"),
-        ("cross_entropy(A, labels)", lambda A: cross_entropy(A, labels), [(4, 3)], "any"),
-        ("a layer: (A @ W + b) * c", lambda A, W, b, c: (A @ W + b) * c,
-         [(4, 3), (3, 5), (5,), (4, 1)], "any"),
-    ]
-
-
-TENSOR_OP_NAMES = [case[0] for case in tensor_ops(None)]
 
 
 @pytest.mark.parametrize("index", range(len(TENSOR_OP_NAMES)), ids=TENSOR_OP_NAMES)
@@ -536,110 +470,35 @@ def test_tensor_op_against_central_differences(reference, index):
         np.testing.assert_allclose(leaf.grad, expected, rtol=FD_RTOL, atol=FD_ATOL)
 
 
-# --- The same expressions through PyTorch, where it is installed ------------------------------
+# --- The same expressions as PyTorch answers them (tests/torch_answers.py) ----------------------
 
 
-class Torch:
-    """A float64 torch tensor behind this kit's engine API, so one expression runs on both."""
-
-    def __init__(self, t):
-        self.t = t
-
-    @staticmethod
-    def unwrap(x):
-        return x.t if isinstance(x, Torch) else x
-
-    def __add__(self, other):
-        return Torch(self.t + Torch.unwrap(other))
-
-    def __radd__(self, other):
-        return Torch(other + self.t)
-
-    def __sub__(self, other):
-        return Torch(self.t - Torch.unwrap(other))
-
-    def __rsub__(self, other):
-        return Torch(other - self.t)
-
-    def __mul__(self, other):
-        return Torch(self.t * Torch.unwrap(other))
-
-    def __rmul__(self, other):
-        return Torch(other * self.t)
-
-    def __truediv__(self, other):
-        return Torch(self.t / Torch.unwrap(other))
-
-    def __rtruediv__(self, other):
-        return Torch(other / self.t)
-
-    def __pow__(self, k):
-        return Torch(self.t**k)
-
-    def __neg__(self):
-        return Torch(-self.t)
-
-    def __matmul__(self, other):
-        return Torch(self.t @ Torch.unwrap(other))
-
-    def sum(self, axis=None, keepdims=False):
-        return Torch(self.t.sum() if axis is None else self.t.sum(dim=axis, keepdim=keepdims))
-
-    def mean(self):
-        return Torch(self.t.mean())
-
-    def exp(self):
-        return Torch(self.t.exp())
-
-    def log(self):
-        return Torch(self.t.log())
-
-    def tanh(self):
-        return Torch(self.t.tanh())
-
-    def relu(self):
-        return Torch(self.t.relu())
-
-    def sigmoid(self):
-        return Torch(self.t.sigmoid())
+def test_pytorch_answers_are_kept_for_every_expression():
+    record = torch_answers.recorded()
+    assert sorted(record["scalar"]) == sorted(name for name, _, _ in VALUE_OPS), \
+        "run python tests/torch_answers.py where torch is installed"
+    assert sorted(record["tensor"]) == sorted(TENSOR_OP_NAMES), \
+        "run python tests/torch_answers.py where torch is installed"
 
 
-def test_torch_agrees_on_the_scalar_ops(reference):
-    torch = pytest.importorskip("torch")
-    Value = reference.value.Value
-    rng = np.random.default_rng(0)
-    for name, op, kind in VALUE_OPS:
-        a0, b0 = float(draw(rng, kind)), float(draw(rng, kind))
-        a, b = Value(a0), Value(b0)
-        out = op(a, b)
-        out.backward()
-        leaves_t = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in (a0, b0)]
-        out_t = op(*(Torch(t) for t in leaves_t)).t
-        out_t.backward()
-        assert out.data == pytest.approx(out_t.item(), rel=1e-12), name
-        for leaf, leaf_t in zip((a, b), leaves_t):
-            expected = 0.0 if leaf_t.grad is None else leaf_t.grad.item()
-            assert leaf.grad == pytest.approx(expected, rel=1e-12, abs=1e-15), name
+@pytest.mark.parametrize(("name", "op", "kind"), VALUE_OPS, ids=[case[0] for case in VALUE_OPS])
+def test_pytorch_agrees_on_the_scalar_op(reference, name, op, kind):
+    answer = torch_answers.recorded()["scalar"][name]
+    leaves = [reference.value.Value(x) for x in answer["inputs"]]
+    out = op(*leaves)
+    out.backward()
+    assert out.data == pytest.approx(answer["out"], rel=1e-12)
+    assert [leaf.grad for leaf in leaves] == pytest.approx(answer["grads"], rel=1e-12, abs=1e-15)
 
 
-def test_torch_agrees_on_the_tensor_ops(reference):
-    torch = pytest.importorskip("torch")
+@pytest.mark.parametrize("index", range(len(TENSOR_OP_NAMES)), ids=TENSOR_OP_NAMES)
+def test_pytorch_agrees_on_the_tensor_op(reference, index):
     Tensor = reference.tensor.Tensor
-
-    def torch_cross_entropy(logits, labels):
-        return Torch(torch.nn.functional.cross_entropy(logits.t, torch.as_tensor(labels)))
-
-    ours = tensor_ops(reference.tensor.cross_entropy)
-    theirs = tensor_ops(torch_cross_entropy)
-    for index, ((name, op, shapes, kind), (_, op_t, _, _)) in enumerate(zip(ours, theirs)):
-        rng = np.random.default_rng(index)
-        arrays = [np.asarray(draw(rng, kind, size=shape)) for shape in shapes]
-        leaves = [Tensor(array) for array in arrays]
-        leaves_t = [torch.tensor(array, dtype=torch.float64, requires_grad=True) for array in arrays]
-        out, out_t = op(*leaves), op_t(*(Torch(t) for t in leaves_t)).t
-        weights = rng.normal(size=out.shape)
-        (out * Tensor(weights)).sum().backward()
-        (out_t * torch.tensor(weights)).sum().backward()
-        np.testing.assert_allclose(out.data, out_t.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
-        for leaf, leaf_t in zip(leaves, leaves_t):
-            np.testing.assert_allclose(leaf.grad, leaf_t.grad.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
+    name, op, _, _ = tensor_ops(reference.tensor.cross_entropy)[index]
+    answer = torch_answers.recorded()["tensor"][name]
+    leaves = [Tensor(np.asarray(array, dtype=float)) for array in answer["inputs"]]
+    out = op(*leaves)
+    (out * Tensor(np.asarray(answer["weights"], dtype=float))).sum().backward()
+    np.testing.assert_allclose(out.data, answer["out"], rtol=1e-12, atol=1e-12)
+    for leaf, grad in zip(leaves, answer["grads"]):
+        np.testing.assert_allclose(leaf.grad, grad, rtol=1e-12, atol=1e-12)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch_answers
+from expressions import two_losses
 
 from autograder import scenarios
 
@@ -260,40 +262,22 @@ def test_backward_without_a_gradient_needs_one_entry(Tensor):
     np.testing.assert_array_equal(x.grad, [6.0, 4.0, 2.0])
 
 
-# -- PyTorch, where it is installed ----------------------------------------------------------------
+# -- PyTorch's answers (tests/torch_answers.py) ----------------------------------------------------
 
 
-def test_torch_gives_the_same_gradients(Tensor):
+def test_the_same_gradients_as_pytorch(Tensor):
     """Two losses over one graph, reuse after backward and repeated calls, as PyTorch does them
     with retain_graph=True."""
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(7)
-    W0, X0, v0 = rng.normal(size=(3, 4)), rng.normal(size=(2, 3)), rng.normal(size=(4,))
-
-    def run(leaf, backward):
-        W, X, v = leaf(W0), leaf(X0), leaf(v0)
-        h = (X @ W).relu()
-        first = (h * v).sum()
-        second = (h * h).mean()
-        backward(first)
-        backward(second)
-        backward(first)
-        third = ((h + v) * h).sum()  # made after three backward() calls
-        backward(third)
-        return W.grad, X.grad, v.grad
-
-    ours = run(Tensor, lambda loss: loss.backward())
-    theirs = run(lambda a: torch.tensor(a, dtype=torch.float64, requires_grad=True),
-                 lambda loss: loss.backward(retain_graph=True))
-    for mine, torch_grad in zip(ours, theirs):
-        np.testing.assert_allclose(mine, torch_grad.numpy(), rtol=1e-12, atol=1e-12)
+    answer = torch_answers.recorded()["two_losses"]
+    start = [np.asarray(array, dtype=float) for array in answer["inputs"]]
+    ours = two_losses(Tensor, lambda loss: loss.backward(), *start)
+    for mine, theirs in zip(ours, answer["grads"]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
 
 
-def test_torch_refuses_the_same_call(Tensor):
-    torch = pytest.importorskip("torch")
-    with pytest.raises(RuntimeError, match="only for scalar outputs"):
-        (torch.ones(3, requires_grad=True) * 2.0).backward()
-    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+def test_the_call_pytorch_refuses_is_refused_in_its_words(Tensor):
+    assert torch_answers.SCALAR_FOR_MANY in torch_answers.recorded()["backward_of_many"]
+    with pytest.raises(RuntimeError, match=torch_answers.SCALAR_FOR_MANY):
         (Tensor([1.0, 1.0, 1.0]) * 2.0).backward()
 
 
