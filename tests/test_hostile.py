@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at fu
 NEEDS_ISOLATION = pytest.mark.skipif(
     sandbox.level() != "isolated",
     reason="only an isolated worker (root with namespaces) hides the kit's files and processes; "
-           "see the README's threat model")
+           "see docs/threat-model.md")
 
 
 def fast_grading(folder: Path) -> Path:

@@ -1,9 +1,12 @@
-"""What the README tells a user to type works as it says."""
+"""What the README and docs/ tell a user to type works as they say, and what they show is
+what the kit prints."""
 
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from corpus import BUGS, build
 
 KIT = Path(__file__).resolve().parent.parent
 RUN_SECONDS = 600
@@ -25,3 +28,14 @@ def test_the_students_command_for_one_part_prints_a_table_of_that_part_only():
         assert table[0].split() == ["part", "tests", "points"], done.stdout[-2000:]
         parts = [line.split()[0] for line in table[1:] if line.strip() and not line.startswith("Only ")]
         assert parts == [Path(suite).stem.removeprefix("test_").replace("_", ".", 1), "total"], table
+
+
+def test_the_message_docs_students_shows_is_the_one_the_kit_prints(tmp_path):
+    text = (KIT / "docs" / "students.md").read_text(encoding="utf-8")
+    shown = text.split("with `=` instead of `+=` in `__mul__`:\n\n```\n", 1)[1].split("\n```", 1)[0]
+    bug = next(entry for entry in BUGS if entry.name == "mul-assigns-instead-of-adding")
+    build(bug, KIT / "solutions", tmp_path / "submission")
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder/suites/test_value_mul.py", "-p",
+                           "no:cacheprovider", "--submission", str(tmp_path / "submission")], cwd=KIT,
+                          capture_output=True, text=True, timeout=RUN_SECONDS)
+    assert shown.count("\n") > 15 and shown in done.stdout, done.stdout[-3000:]
