@@ -44,7 +44,7 @@ from traitlets import Dict, Unicode
 from traitlets.config import Config
 from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
-from .. import intake
+from .. import intake, stubs
 from ..config import KIT_ROOT, Grading, load
 from ..notebook import ENGINES, NotebookError, engine_of, grade_id, part_report, score_modules
 from . import reports
@@ -110,7 +110,9 @@ def answer_source(stub: ast.FunctionDef, stub_lines: list[str], reference: ast.F
                   reference_lines: list[str], owner: str | None) -> str:
     """The stub's signature, docstring and TODO, then the reference's body between the markers."""
     head = stub_lines[first_line(stub) - 1:stub.body[-1].lineno - 1]
-    body = reference_lines[body_start(reference) - 1:reference.end_lineno]
+    # The kit's own markers go: nbgrader's wrap the body instead (nbgrader refuses markers nested).
+    body = [line for line in reference_lines[body_start(reference) - 1:reference.end_lineno]
+            if not stubs.BEGIN.match(line) and not stubs.END.match(line)]
     indent = " " * (stub.col_offset + 4)
     text = textwrap.dedent("\n".join([*head, indent + BEGIN, *body, indent + END]))
     return (f"@method_of({owner})\n" if owner else "") + text
