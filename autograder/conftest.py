@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import judge, scenarios, scoring
+from autograder import judge, sandbox, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
 from autograder.runner import LiveReference, Runner, SealedReference, SealError, seal
 
@@ -41,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the reference's answers (and timings) to this sealed file")
     group.addoption("--reference-sha256", default=None, metavar="HEX",
                     help="refuse a sealed --reference whose SHA-256 is not this one")
+    group.addoption("--sandbox-level", default=None, metavar="LEVEL",
+                    help="isolate the workers less than this machine allows: unprivileged (or, not "
+                         "as root, limits); see the README's threat model")
 
 
 OUTCOMES = pytest.StashKey[list]()
@@ -53,6 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "part(id): the grading.toml part a test belongs to")
     config.stash[OUTCOMES] = []
     config.stash[DESELECTED] = 0
+    if (level := config.getoption("--sandbox-level")) is not None:
+        try:
+            sandbox.choose(level)
+        except sandbox.SandboxError as error:
+            raise pytest.UsageError(str(error)) from None
     submission = config.getoption("--submission")
     if not submission.is_dir():  # checked once here, not once per test
         raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "

@@ -12,13 +12,10 @@ and the next request gets a fresh one. A request that gets no CPU for a long wal
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
-import shutil
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -29,9 +26,11 @@ from .config import Limits
 from .submission import UnreadableFile, read_regular
 
 ENGINE_FILES = ("value", "tensor", "dual")
-CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_text(encoding="utf-8")
+CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_bytes()
+# The worker's command line: its inside's source comes on its standard input, not here.
+BOOT = "import sys; exec(compile(sys.stdin.buffer.read(), 'worker_child.py', 'exec'))"
+PROGRAM = [sys.executable, "-I", "-B", "-u", "-c", BOOT]
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
-KEEPER_SECONDS = 30.0  # what a keeper may take to leave nothing of its worker alive
 
 
 @dataclass
@@ -111,7 +110,9 @@ class Worker:
         self.folder, self.limits, self.share = Path(folder), limits, share
         self.files, self.unreadable = snapshot or read_files(self.folder)
         self.broken: dict[str, Answer] = dict(self.unreadable)
-        self.process: subprocess.Popen | None = None
+        self.process: sandbox.Process | None = None
+        self.buffer = b""  # what the worker answered past the last full answer
+        self.printing = False  # until its output reaches its end (the worker closed it)
         self.loaded: set[str] = set()
         self.import_output = ""
 
@@ -122,69 +123,18 @@ class Worker:
     # -- the process ---------------------------------------------------------------------------
 
     def _start(self) -> None:
-        self.level = sandbox.require()
-        self.identity = sandbox.allocate() if self.level in sandbox.ROOT_LEVELS else None
-        uid = self.identity.uid if self.identity else None
-        self.home = None
-        self.channel = sandbox.Channel()
-        try:
-            if self.level != "isolated":  # isolated: a tmpfs of its own, filled by the sandbox
-                self.home = sandbox.new_home(uid)
-                for name, data in self.files.items():
-                    (self.home / f"{name}.py").write_bytes(data)
-                    if uid is not None:
-                        os.chown(self.home / f"{name}.py", uid, uid)
-            self.groups = sandbox.make_cgroups(uid) if uid is not None and self.share else []
-            request_read, self.requests = os.pipe()
-            self.answers, answer_write = os.pipe()
-            home = sandbox.INSIDE if self.level == "isolated" else str(self.home)
-            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home,
-                   "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-                   "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-            for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # older OpenBLAS needs them here
-                if name in os.environ:
-                    env[name] = os.environ[name]
-            plan = sandbox.Plan(
-                level=self.level, uid=uid, home=None if self.home is None else str(self.home),
-                files=self.files if self.level == "isolated" else {},
-                rlimits=sandbox.rlimits(self.limits, self.level), scratch_mb=self.limits.scratch_mb,
-                cgroups=tuple(map(str, self.groups)), channel=self.channel.keepers.fileno(),
-                lock=None if self.identity is None else str(self.identity.path))
-            try:
-                self.process = subprocess.Popen(
-                    [sys.executable, "-I", "-B", "-u", "-c", CHILD_SOURCE, str(request_read),
-                     str(answer_write)],
-                    cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT, pass_fds=(request_read, answer_write),
-                    start_new_session=True, preexec_fn=sandbox.confine(plan))
-            finally:
-                self.channel.started()
-                os.close(request_read)
-                os.close(answer_write)
-            self.clock = sandbox.CpuClock(self.channel.worker_pid(KEEPER_SECONDS), self.process.pid,
-                                          self.groups, uid)
-        except BaseException:
-            if self.process is None:
-                self._let_go(self.channel.reaped(KEEPER_SECONDS))
-            else:
-                self.stop()
-            raise
-        self.printed = self.process.stdout.fileno()
-        self.printing = True  # until its output reaches its end (the worker closed it)
-        self.buffer = b""
-        self.loaded = set()
-        self._send({"scenarios": scenarios.sources()})
-        try:
-            self.channel.placed(KEEPER_SECONDS)  # before any submission code runs
-        except BaseException:
-            self.stop()
-            raise
+        level = sandbox.require()
+        self.process = sandbox.start(level, PROGRAM, CHILD_SOURCE, sandbox.rlimits(self.limits, level),
+                                     self.limits.scratch_mb, self.share)
+        self.buffer, self.printing, self.loaded = b"", True, set()
+        files = {name: data.decode("latin-1") for name, data in self.files.items()}
+        self._send({"files": files, "scenarios": scenarios.sources()})
 
     def _send(self, message: dict) -> None:
         data = (json.dumps(message) + "\n").encode()
         try:
             while data:
-                data = data[os.write(self.requests, data):]
+                data = data[os.write(self.process.requests, data):]
         except OSError:
             pass  # the worker is gone; the wait for its answer says why
 
@@ -192,7 +142,8 @@ class Worker:
         """Wait for one answer, collecting what the worker prints meanwhile, for no more than
         `limit` seconds of the worker's CPU time (and a grace to answer once its own timer
         has interrupted it)."""
-        clock = self.clock
+        process = self.process
+        clock = process.clock
         cpu_start, wall_start, waited_start = clock.seconds(), time.monotonic(), None
         family_start, family_checked, family_cpu = None, 0.0, 0.0
         grace = GRACE_SECONDS + 0.1 * limit
@@ -224,22 +175,22 @@ class Worker:
                 idle_left = idle_limit - (wall if idle is None else idle)
             left = min(limit + grace - cpu, cap - wall, idle_left,
                        FAMILY_EVERY_SECONDS if family_start is not None else cap)
-            watched = [self.answers, self.printed] if self.printing else [self.answers]
+            watched = [process.answers, process.output] if self.printing else [process.answers]
             ready = select.select(watched, [], [], max(left, 0.002))[0]
-            if self.printed in ready:
-                chunk = os.read(self.printed, 1 << 20)
+            if process.output in ready:
+                chunk = os.read(process.output, 1 << 20)
                 output.add(chunk)
                 self.printing = bool(chunk)  # at its end it is always ready: watch it no more
-            if self.answers in ready:
-                chunk = os.read(self.answers, 1 << 20)
+            if process.answers in ready:
+                chunk = os.read(process.answers, 1 << 20)
                 if not chunk:
                     return Answer(failure=self._death())
                 self.buffer += chunk
                 if len(self.buffer) > MAX_ANSWER_BYTES:
                     self.stop()
                     return Answer(failure="the worker's answer was larger than 32 MB")
-        while self.printing and select.select([self.printed], [], [], 0)[0] and (
-                chunk := os.read(self.printed, 1 << 20)):
+        while self.printing and select.select([process.output], [], [], 0)[0] and (
+                chunk := os.read(process.output, 1 << 20)):
             output.add(chunk)  # printed before the answer was written, so already in the pipe
         line, self.buffer = self.buffer.split(b"\n", 1)
         answer = Answer.from_json(line)
@@ -249,7 +200,7 @@ class Worker:
         return answer
 
     def _death(self) -> str:
-        status = self.channel.report(5)
+        status = self.process.status(5)
         self.stop()
         if status is None:
             return "the worker closed its answer channel and did not exit"
@@ -264,34 +215,9 @@ class Worker:
 
     def stop(self) -> None:
         """Stop the worker and everything it started; the next request starts a new one."""
-        if self.process is None:
-            return
-        self.channel.stop()
-        reaped = self.channel.reaped(KEEPER_SECONDS)
-        try:
-            self.process.wait(KEEPER_SECONDS)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-        self.process.stdout.close()
-        for fd in (self.requests, self.answers):
-            os.close(fd)
-        self.clock.close()
-        self.process = None
-        self._let_go(reaped)
-
-    def _let_go(self, reaped: bool) -> None:
-        """Give back the identity (once nothing of it is left) and the folder."""
-        self.channel.close()
-        if self.identity is not None:
-            if not reaped:  # the keeper did not finish: kill and clear by uid from here
-                reaped = sandbox.clear(self.identity.uid)
-            sandbox.release(self.identity, reaped)
-            self.identity = None
-        if self.home is not None:
-            shutil.rmtree(self.home, ignore_errors=True)
-            self.home = None
+        process, self.process = self.process, None
+        if process is not None:
+            process.stop()
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -307,7 +233,7 @@ class Worker:
         except BaseException:
             self.stop()  # whatever stopped the wait, the next request gets a fresh worker
             raise
-        if self.process is not None and self.clock.others() and not self.clock.kill_others():
+        if self.process is not None and self.process.clock.others() and not self.process.clock.kill_others():
             self.stop()  # what it started would not die: the next request gets a fresh worker
         answer.output = output.text()
         if answer.raised == "MemoryError":
@@ -353,8 +279,8 @@ class Worker:
 TIMED_OUT = "timed out"
 GRACE_SECONDS = 0.05  # CPU time a worker has to answer once its own timer has interrupted it
 IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
-FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
 WAITED_FROM_SECONDS = 0.05  # a request this old starts counting its wait for a CPU
+FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
 
 
 def timed_out(limit: float) -> str:
