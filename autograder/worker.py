@@ -6,8 +6,10 @@ one request at a time, and waits for the answer while it measures the CPU time t
 uses. A request's limit is CPU time, so that a busy machine costs no one a point: the worker
 interrupts itself when the limit is spent and goes on with the next request; one that does
 not answer within a short grace, that crashes or exits, is killed with everything it started,
-and the next request gets a fresh one. A request that gets no CPU for a long wall-clock while
-(`wall_clock_seconds`) comes back marked `busy`: the machine, not the submission, was slow.
+and the next request gets a fresh one. Time asleep or blocked is budgeted per implementation
+(`idle_seconds`, shared by all its workers): a request that idles past what is left times out.
+A request that gets no CPU for a long wall-clock while (`wall_clock_seconds`) comes back
+marked `busy`: the machine, not the submission, was slow.
 """
 
 from __future__ import annotations
@@ -99,17 +101,37 @@ class Output:
         return text + (f"\n[... {self.dropped} more bytes of output not kept]" if self.dropped else "")
 
 
+class IdleBudget:
+    """The seconds a submission may spend asleep or blocked, in all its requests and all its
+    workers together (`idle_seconds`). A request that idles past what is left times out; the
+    first IDLE_FREE_SECONDS of each request's idle time are the pipes' and the grader's, free."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    def allowance(self, limit: float) -> float:
+        """How long a request with a CPU limit of `limit` may idle: what is left, and never more
+        than twice its limit and IDLE_SLACK_SECONDS."""
+        return IDLE_FREE_SECONDS + min(2 * limit + IDLE_SLACK_SECONDS, self.left)
+
+    def spend(self, idle: float) -> None:
+        """Charge a request's idle seconds (its free share aside)."""
+        self.left = max(0.0, self.left - max(0.0, idle - IDLE_FREE_SECONDS))
+
+
 class Worker:
     """One implementation (a submission or the reference) behind a process boundary."""
 
     def __init__(self, folder: Path, limits: Limits,
                  snapshot: tuple[dict[str, bytes], dict[str, Answer]] | None = None,
-                 share: bool = True) -> None:
+                 share: bool = True, idle: IdleBudget | None = None) -> None:
         """`share`: a cgroup of its own where the machine has them (its fair share of the CPU,
-        and the CPU time of all it starts); the reference's trusted worker needs none."""
+        and the CPU time of all it starts); the reference's trusted worker needs none. `idle`:
+        the budget of idle time it shares with the other workers of its implementation."""
         self.folder, self.limits, self.share = Path(folder), limits, share
         self.files, self.unreadable = snapshot or read_files(self.folder)
         self.broken: dict[str, Answer] = dict(self.unreadable)
+        self.idle = idle or IdleBudget(limits.idle_seconds)
         self.process: sandbox.Process | None = None
         self.buffer = b""  # what the worker answered past the last full answer
         self.printing = False  # until its output reaches its end (the worker closed it)
@@ -117,8 +139,9 @@ class Worker:
         self.import_output = ""
 
     def twin(self) -> Worker:
-        """Another worker for the same files, as they were read the first time."""
-        return Worker(self.folder, self.limits, (self.files, self.unreadable))
+        """Another worker for the same files, as they were read the first time, sharing this
+        one's idle budget."""
+        return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle)
 
     # -- the process ---------------------------------------------------------------------------
 
@@ -141,54 +164,62 @@ class Worker:
     def _receive(self, limit: float, output: Output) -> Answer:
         """Wait for one answer, collecting what the worker prints meanwhile, for no more than
         `limit` seconds of the worker's CPU time (and a grace to answer once its own timer
-        has interrupted it)."""
+        has interrupted it), and no longer asleep or blocked than its idle budget allows."""
         process = self.process
         clock = process.clock
-        cpu_start, wall_start, waited_start = clock.seconds(), time.monotonic(), None
+        cpu_start, wall_start = clock.seconds(), time.monotonic()
+        waits_start = None  # the worker's and the grader's waits for a CPU, once it is not quick
         family_start, family_checked, family_cpu = None, 0.0, 0.0
         grace = GRACE_SECONDS + 0.1 * limit
-        idle_limit = 2 * limit + IDLE_SLACK_SECONDS
+        idle_limit = self.idle.allowance(limit)
         cap = max(self.limits.wall_clock_seconds, 10 * limit)
-        while b"\n" not in self.buffer:
-            wall = time.monotonic() - wall_start
-            if wall > 2 * (limit + grace) and wall - family_checked > FAMILY_EVERY_SECONDS:
-                # Slow in wall-clock time: are its own other processes taking the CPU?
-                family_checked, family = wall, clock.family()
-                family_start = family if family_start is None else family_start
-                family_cpu = family - family_start
-            cpu = clock.seconds() - cpu_start + family_cpu
-            if waited_start is None and wall > WAITED_FROM_SECONDS:
-                waited_start = clock.waited()  # a wait before this counts as idle: a little stricter
-            idle = None
-            if wall > idle_limit and waited_start is not None:  # idle <= wall: no need to look before
-                # Time that was neither on a CPU nor waiting for one: sleeping, blocked. A worker
-                # that lowered its own priority waits for a CPU by its own doing: that is its own.
-                waited = waited_start if clock.lowered() else clock.waited()
-                idle = None if waited is None else wall - (waited - waited_start) - cpu
-            verdict = judge_time(limit, grace, idle_limit, cap, cpu, idle, wall)
-            if verdict is not None:
-                self.stop()
-                return verdict
-            if waited_start is None:  # look again once it is old enough (or never: no statistics)
-                idle_left = WAITED_FROM_SECONDS - wall if wall <= WAITED_FROM_SECONDS else cap
-            else:
-                idle_left = idle_limit - (wall if idle is None else idle)
-            left = min(limit + grace - cpu, cap - wall, idle_left,
-                       FAMILY_EVERY_SECONDS if family_start is not None else cap)
-            watched = [process.answers, process.output] if self.printing else [process.answers]
-            ready = select.select(watched, [], [], max(left, 0.002))[0]
-            if process.output in ready:
-                chunk = os.read(process.output, 1 << 20)
-                output.add(chunk)
-                self.printing = bool(chunk)  # at its end it is always ready: watch it no more
-            if process.answers in ready:
-                chunk = os.read(process.answers, 1 << 20)
-                if not chunk:
-                    return Answer(failure=self._death())
-                self.buffer += chunk
-                if len(self.buffer) > MAX_ANSWER_BYTES:
+        idle = 0.0  # the request's idle time, as last measured
+        try:
+            while b"\n" not in self.buffer:
+                wall = time.monotonic() - wall_start
+                if wall > 2 * (limit + grace) and wall - family_checked > FAMILY_EVERY_SECONDS:
+                    # Slow in wall-clock time: are its own other processes taking the CPU?
+                    family_checked, family = wall, clock.family()
+                    family_start = family if family_start is None else family_start
+                    family_cpu = family - family_start
+                cpu = clock.seconds() - cpu_start + family_cpu
+                if waits_start is None and wall > IDLE_FREE_SECONDS:
+                    waits_start = _waits(clock)  # a wait before this is within the free share
+                measured = None
+                if wall > idle_limit and waits_start is not None:  # idle <= wall: no need to look before
+                    measured = _idle(clock, waits_start, wall, cpu)
+                    idle = idle if measured is None else measured
+                verdict = judge_time(limit, grace, idle_limit, cap, cpu, measured, wall,
+                                     idle_seconds=self.limits.idle_seconds)
+                if verdict is not None:
                     self.stop()
-                    return Answer(failure="the worker's answer was larger than 32 MB")
+                    return verdict
+                if waits_start is None:  # look again once it is old enough (or never: no statistics)
+                    idle_left = IDLE_FREE_SECONDS - wall if wall <= IDLE_FREE_SECONDS else cap
+                else:
+                    idle_left = idle_limit - (wall if measured is None else measured)
+                left = min(limit + grace - cpu, cap - wall, idle_left,
+                           FAMILY_EVERY_SECONDS if family_start is not None else cap)
+                watched = [process.answers, process.output] if self.printing else [process.answers]
+                ready = select.select(watched, [], [], max(left, 0.002))[0]
+                if process.output in ready:
+                    chunk = os.read(process.output, 1 << 20)
+                    output.add(chunk)
+                    self.printing = bool(chunk)  # at its end it is always ready: watch it no more
+                if process.answers in ready:
+                    chunk = os.read(process.answers, 1 << 20)
+                    if not chunk:
+                        return Answer(failure=self._death())
+                    self.buffer += chunk
+                    if len(self.buffer) > MAX_ANSWER_BYTES:
+                        self.stop()
+                        return Answer(failure="the worker's answer was larger than 32 MB")
+            if waits_start is not None:
+                measured = _idle(clock, waits_start, time.monotonic() - wall_start,
+                                 clock.seconds() - cpu_start + family_cpu)
+                idle = idle if measured is None else measured
+        finally:
+            self.idle.spend(idle)
         while self.printing and select.select([process.output], [], [], 0)[0] and (
                 chunk := os.read(process.output, 1 << 20)):
             output.add(chunk)  # printed before the answer was written, so already in the pipe
@@ -279,7 +310,7 @@ class Worker:
 TIMED_OUT = "timed out"
 GRACE_SECONDS = 0.05  # CPU time a worker has to answer once its own timer has interrupted it
 IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
-WAITED_FROM_SECONDS = 0.05  # a request this old starts counting its wait for a CPU
+IDLE_FREE_SECONDS = 0.05  # idle time of every request that is not charged: the pipes' and the grader's
 FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
 
 
@@ -287,16 +318,37 @@ def timed_out(limit: float) -> str:
     return f"timed out after {limit:.2f} s of CPU time"
 
 
+def _waits(clock: sandbox.CpuClock) -> tuple[float, float] | None:
+    """The worker's and this grader's waits for a CPU so far; None where the kernel does not say."""
+    worker = clock.waited()
+    return None if worker is None else (worker, sandbox.own_wait() or 0.0)
+
+
+def _idle(clock: sandbox.CpuClock, start: tuple[float, float], wall: float, cpu: float) -> float | None:
+    """A request's time neither on a CPU nor waiting for one (sleeping, blocked), since `start`
+    (`_waits`); None where the kernel does not say. A worker that lowered its own priority waits
+    for a CPU by its own doing: that wait is its own. While the grader waits for a CPU, a worker
+    that has answered waits for it: that wait is not the worker's."""
+    waited = start[0] if clock.lowered() else clock.waited()
+    if waited is None:
+        return None
+    grader = sandbox.own_wait()
+    return wall - (waited - start[0]) - (0.0 if grader is None else grader - start[1]) - cpu
+
+
 def judge_time(limit: float, grace: float, idle_limit: float, cap: float, cpu: float,
-               idle: float | None, wall: float) -> Answer | None:
+               idle: float | None, wall: float, idle_seconds: float | None = None) -> Answer | None:
     """Whether a request still waiting for its answer has had its time, by the trusted side's
-    own measures: CPU time, time asleep or blocked (None where the kernel does not say), and
-    wall-clock time (which only a machine too busy to give the worker a CPU uses up)."""
+    own measures: CPU time, time asleep or blocked (None where the kernel does not say; past
+    `idle_limit`, what is left of the submission's `idle_seconds`, it times out), and wall-clock
+    time (which only a machine too busy to give the worker a CPU uses up)."""
     if cpu > limit + grace:
         return Answer(failure=timed_out(limit), seconds=cpu)
     if idle is not None and idle > idle_limit:
+        budget = f"; a submission may do so for {idle_seconds:g} s in all" if idle_seconds is not None else ""
         return Answer(failure=f"{timed_out(limit)}: it slept or waited for {idle:.1f} s without "
-                              "using the CPU (a sleep, a lock, a read that never returns?)", seconds=cpu)
+                              f"using the CPU (a sleep, a lock, a read that never returns?){budget}",
+                      seconds=cpu)
     if wall > cap:
         return Answer(failure=f"the machine was too busy: after {wall:.0f} s of wall-clock time the "
                               f"worker had had only {cpu:.2f} s of CPU time", seconds=cpu, busy=True)

@@ -453,3 +453,47 @@ def test_no_option_lowers_the_level_to_root(bench):
     unknown = grading_run(KIT / "solutions", bench["folder"], "--sandbox-level", "none")
     assert unknown.returncode == pytest.ExitCode.USAGE_ERROR
     assert "isolated, unprivileged, limits" in unknown.stderr
+
+
+# Put at the end of value.py: every scenario (a public function of the scenario modules whose
+# first parameter is an engine) sleeps before it runs, and then answers as the reference does.
+SLEEPS_IN_EVERY_SCENARIO = """
+import sys as _sys, time as _time, types as _types
+
+def _sleeping(function):
+    engine = function.__code__.co_varnames[0]
+    space = {"_function": function, "_time": _time}
+    exec(f"def sleeping({engine}, *args, **kwargs):\\n    _time.sleep(0.5)\\n"
+         f"    return _function({engine}, *args, **kwargs)", space)
+    return space["sleeping"]
+
+for _name, _module in list(_sys.modules.items()):
+    if _name.startswith("scenarios."):
+        for _key, _value in list(vars(_module).items()):
+            if isinstance(_value, _types.FunctionType) and _value.__module__ == _name \\
+                    and not _key.startswith("_") \\
+                    and _value.__code__.co_varnames[:1] in (("value",), ("tensor",), ("dual",)):
+                setattr(_module, _key, _sleeping(_value))
+"""
+
+
+def test_sleeping_is_budgeted_per_submission(bench):
+    """A correct engine that sleeps half a second in every scenario kept every point, and held
+    its grading for minutes (each request could idle a second): now it has idle_seconds in all,
+    and loses the scenarios past it; the same engine without the sleep loses nothing."""
+    grading = bench["folder"] / "grading-idle.toml"
+    text, count = re.subn(r"^idle_seconds = .*$", "idle_seconds = 1.0", bench["grading"].read_text(),
+                          flags=re.M)
+    assert count == 1
+    grading.write_text(text)
+    correct = grade(KIT / "solutions", bench["folder"], grading, *bench["extra"])
+    assert all(entry["score"] == entry["max_score"] for entry in correct.values())
+    sleeper = bench["folder"] / "sleeps"
+    shutil.copytree(KIT / "solutions", sleeper)
+    with open(sleeper / "value.py", "a", encoding="utf-8") as file:
+        file.write(SLEEPS_IN_EVERY_SCENARIO)
+    results = grade(sleeper, bench["folder"], grading, *bench["extra"])
+    total = sum(entry["score"] for entry in results.values())
+    assert 0 < total < sum(entry["max_score"] for entry in results.values() if entry["max_score"])
+    everything = " ".join(entry["output"] for entry in results.values())
+    assert "slept or waited" in everything and "may do so for 1 s in all" in everything

@@ -11,7 +11,7 @@ grader's side of starting and stopping one.
 The names below are what the rest of the kit uses.
 """
 
-from .cgroups import CpuClock, make_cgroups
+from .cgroups import CpuClock, make_cgroups, own_wait
 from .confine import INSIDE, ROOT_LEVELS, rlimits
 from .errors import SandboxError
 from .folders import state_folder
@@ -21,5 +21,5 @@ from .spawn import Process, start
 from .sweeps import WORLD_WRITABLE, processes_of
 
 __all__ = ["INSIDE", "LEVELS", "ROOT_LEVELS", "WORLD_WRITABLE", "CpuClock", "Process", "SandboxError",
-           "adopt", "allocate", "choose", "exposed", "level", "make_cgroups", "processes_of",
+           "adopt", "allocate", "choose", "exposed", "level", "make_cgroups", "own_wait", "processes_of",
            "refusal", "release", "require", "rlimits", "start", "state_folder", "take", "uid_pool"]

@@ -159,6 +159,12 @@ class CpuClock:
             self.usage = None
 
 
+def own_wait() -> float | None:
+    """Seconds this thread (the grader's) spent runnable but waiting for a CPU, None where the
+    kernel does not say: while it waits, a worker that has answered waits for it."""
+    return _run_delay("/proc/thread-self/schedstat")
+
+
 def _run_delay(path: str) -> float | None:
     try:
         with open(path, "rb") as stats:
