@@ -14,7 +14,6 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 IPC_RMID = 0
-PERSONALITY_QUERY = 0xFFFFFFFF
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -43,15 +42,10 @@ def prctl(option: int, value: int) -> None:
     _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), "prctl")
 
 
-def randomisation_off() -> bool:
-    """Is address-space randomisation off for this process (and for what it execs next)?"""
-    return bool(_check(_libc.personality(ctypes.c_ulong(PERSONALITY_QUERY)), "personality")
-                & ADDR_NO_RANDOMIZE)
-
-
-def turn_randomisation_off() -> None:
-    """No address-space randomisation from the next exec on: the same addresses on every run."""
-    _check(_libc.personality(ctypes.c_ulong(ADDR_NO_RANDOMIZE)), "personality")
+def turn_randomisation_off() -> bool:
+    """No address-space randomisation from the next exec on: the same addresses on every run.
+    False where the kernel refuses (a container's seccomp filter may): then there is some."""
+    return _libc.personality(ctypes.c_ulong(ADDR_NO_RANDOMIZE)) != -1
 
 
 def remove_ipc(kind: str, identifier: int) -> None:
