@@ -68,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    sandbox.warm()  # the workers' zygote imports NumPy while pytest collects, before any secret is read
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and session.config.getoption("reportchars") == "fE":
         reporter.reportchars = "w"  # a line per failure would scroll the score table away; it says more

@@ -1,8 +1,8 @@
 """Run scenarios on one implementation in a separate, limited process.
 
 The trusted side of the worker: it reads the implementation's files once (regular files only,
-never through a link), starts `worker_child.py` with them through the sandbox's keeper, sends
-one request at a time, and waits for the answer while it measures the CPU time the worker
+never through a link), has the sandbox start `worker_child.py` (forked from its zygote), sends
+it those files, then one request at a time, and waits for the answer while it measures the CPU time the worker
 uses. A request's limit is CPU time, so that a busy machine costs no one a point: the worker
 interrupts itself when the limit is spent and goes on with the next request; one that does
 not answer within a short grace, that crashes or exits, is killed with everything it started,
@@ -29,9 +29,13 @@ from .submission import UnreadableFile, read_regular
 
 ENGINE_FILES = ("value", "tensor", "dual")
 CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_bytes()
-# The worker's command line: its inside's source comes on its standard input, not here.
-BOOT = "import sys; exec(compile(sys.stdin.buffer.read(), 'worker_child.py', 'exec'))"
-PROGRAM = [sys.executable, "-I", "-B", "-u", "-c", BOOT]
+# The worker's command line: its inside's source comes on its standard input, not here. Its
+# environment is the sandbox's alone, so Python reads it (PYTHONHASHSEED among it: the same
+# string hashes in every worker), where -I would ignore it; -s and the loader's first
+# statement keep the user's site-packages and the working folder off its path, as -I would.
+BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
+        "exec(compile(sys.stdin.buffer.read(), 'worker_child.py', 'exec'))")
+PROGRAM = [sys.executable, "-s", "-B", "-u", "-c", BOOT]
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
 
 
@@ -124,11 +128,12 @@ class Worker:
 
     def __init__(self, folder: Path, limits: Limits,
                  snapshot: tuple[dict[str, bytes], dict[str, Answer]] | None = None,
-                 share: bool = True, idle: IdleBudget | None = None) -> None:
+                 share: bool = True, idle: IdleBudget | None = None, forked: bool = True) -> None:
         """`share`: a cgroup of its own where the machine has them (its fair share of the CPU,
         and the CPU time of all it starts); the reference's trusted worker needs none. `idle`:
-        the budget of idle time it shares with the other workers of its implementation."""
-        self.folder, self.limits, self.share = Path(folder), limits, share
+        the budget of idle time it shares with the other workers of its implementation.
+        `forked`: its processes forked from the zygote (see sandbox/zygote.py), else exec'd."""
+        self.folder, self.limits, self.share, self.forked = Path(folder), limits, share, forked
         self.files, self.unreadable = snapshot or read_files(self.folder)
         self.broken: dict[str, Answer] = dict(self.unreadable)
         self.idle = idle or IdleBudget(limits.idle_seconds)
@@ -141,25 +146,22 @@ class Worker:
     def twin(self) -> Worker:
         """Another worker for the same files, as they were read the first time, sharing this
         one's idle budget."""
-        return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle)
+        return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle,
+                      forked=self.forked)
 
     # -- the process ---------------------------------------------------------------------------
 
     def _start(self) -> None:
         level = sandbox.require()
-        self.process = sandbox.start(level, PROGRAM, CHILD_SOURCE, sandbox.rlimits(self.limits, level),
-                                     self.limits.scratch_mb, self.share)
-        self.buffer, self.printing, self.loaded = b"", True, set()
         files = {name: data.decode("latin-1") for name, data in self.files.items()}
-        self._send({"files": files, "scenarios": scenarios.sources()})
+        boot = {"files": files, "scenarios": scenarios.sources()}
+        self.process = sandbox.start(level, sandbox.rlimits(self.limits, level), self.limits.scratch_mb,
+                                     self.share, first=_line(boot), forked=self.forked, program=PROGRAM,
+                                     source=CHILD_SOURCE)
+        self.buffer, self.printing, self.loaded = b"", True, set()
 
     def _send(self, message: dict) -> None:
-        data = (json.dumps(message) + "\n").encode()
-        try:
-            while data:
-                data = data[os.write(self.process.requests, data):]
-        except OSError:
-            pass  # the worker is gone; the wait for its answer says why
+        sandbox.write(self.process.requests, _line(message))  # if the worker is gone, its answer says why
 
     def _receive(self, limit: float, output: Output) -> Answer:
         """Wait for one answer, collecting what the worker prints meanwhile, for no more than
@@ -316,6 +318,10 @@ FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are lo
 
 def timed_out(limit: float) -> str:
     return f"timed out after {limit:.2f} s of CPU time"
+
+
+def _line(message: dict) -> bytes:
+    return (json.dumps(message) + "\n").encode()
 
 
 def _waits(clock: sandbox.CpuClock) -> tuple[float, float] | None:

@@ -1,7 +1,8 @@
 """The program inside a worker process: load a submission, run scenarios, answer in JSON.
 
-It runs in a Python of its own, in a folder that is its alone (`worker.BOOT` reads this source
-from its standard input), and imports nothing from the kit. Its first message brings the
+It runs in a Python of its own, in a folder that is its alone: forked from the sandbox's
+zygote, which imported it and calls `main`, or exec'd afresh (`worker.BOOT` reads this source
+from its standard input). It imports nothing from the kit. Its first message brings the
 submission's files, which it writes into its folder, and the scenario modules' sources; every
 later message asks for one module to be imported or one scenario to be run (with
 `"draw": true`, also for the graphs it draws, sent beside its observations).
@@ -29,6 +30,7 @@ __builtins__ = BUILTINS
 MAX_DEPTH = 20
 MAX_ITEMS = 100_000
 FORKED = []  # not empty in a process the submission forked from this one
+COMPILED = {}  # (module name, source) -> code: a worker forked from a zygote finds them compiled
 
 
 class Unplain(Exception):
@@ -96,7 +98,10 @@ def install_scenarios(sources):
         setattr(package, name, module)
     for name, source in sources.items():
         module = sys.modules[f"scenarios.{name}"]
-        exec(compile(source, f"<scenarios/{name}.py>", "exec"), module.__dict__)
+        code = COMPILED.get((name, source))
+        if code is None:
+            code = COMPILED[name, source] = compile(source, f"<scenarios/{name}.py>", "exec")
+        exec(code, module.__dict__)
 
 
 def where(error):

@@ -3,7 +3,7 @@
 It is a program of its own (`BOOT`, exec'd with the keeper's end of a channel to the grader),
 never code run between a fork and an exec of the grader. It reads the worker's `Plan` from the
 channel, starts the worker confined (`confine.py`), puts it in its cgroups, and says so on the
-channel: `worker <pid> <keeper's pid>`, then `placed`. When the worker dies, when the grader
+channel: `worker <pid> <keeper's pid>` and `placed`. When the worker dies, when the grader
 asks it to stop (shuts its end of the channel down), or when the grader itself dies (its end
 closes), the keeper kills the worker and everything it started, waits until none of it is
 left, removes its cgroups, folder and leftovers, and says `reaped <wait status>`. Within a PID
@@ -24,6 +24,7 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from . import cgroups, identities, sweeps
@@ -57,9 +58,10 @@ def main(channel: int) -> None:
     keep(plan)
 
 
-def keep(plan: Plan) -> None:
+def keep(plan: Plan, in_place: Callable[[Plan], None] | None = None) -> None:
     """Start the plan's worker, confined, and keep it until it ends or is stopped. Never returns;
-    whatever goes wrong on the way, the cleaning is still done."""
+    whatever goes wrong on the way, the cleaning is still done. A plan with no command is a
+    worker that serves in the process forked for it: `in_place(plan)` (the zygote's)."""
     try:
         prepare_keeper(plan)
         alive_read, alive_write = os.pipe()  # the worker's way to know that its keeper lives
@@ -69,19 +71,21 @@ def keep(plan: Plan) -> None:
         os._exit(1)
     if worker == 0:
         os.close(alive_write)
-        _start_worker(plan, alive_read)
+        _start_worker(plan, alive_read, in_place)
     os.close(alive_read)
     _keep(plan, worker, alive_write)
 
 
-def _start_worker(plan: Plan, keeper_alive: int) -> None:
-    """In the worker's process: confine it, keep only its own descriptors, and exec its command.
-    Never returns."""
+def _start_worker(plan: Plan, keeper_alive: int, in_place: Callable[[Plan], None] | None) -> None:
+    """In the worker's process: confine it, keep only its own descriptors, and exec its command
+    (or serve in place). Never returns."""
     try:
         confine_worker(plan, keeper_alive)
         keep = sorted({0, 1, 2, plan.requests, plan.answers})
         for low, high in zip(keep, keep[1:] + [1 << 20]):
             os.closerange(low + 1, high)
+        if plan.command is None:
+            in_place(plan)  # exits the process itself
         for fd in (plan.requests, plan.answers):
             os.set_inheritable(fd, True)
         os.execve(plan.command[0], plan.command, plan.env)
@@ -92,11 +96,11 @@ def _start_worker(plan: Plan, keeper_alive: int) -> None:
 
 
 def _keep(plan: Plan, worker: int, alive: int) -> None:
+    """The keeper's part once `worker` is forked: place it, say so, wait for its end or the
+    grader's word, then leave nothing of it and say so. Never returns."""
     status = None
     try:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        with contextlib.suppress(OSError):  # a grader already gone still gets its worker killed
-            os.write(plan.channel, f"worker {worker} {os.getpid()}\n".encode())
         null = os.open(os.devnull, os.O_RDWR)
         for standard in (0, 1, 2):
             os.dup2(null, standard)
@@ -105,10 +109,10 @@ def _keep(plan: Plan, worker: int, alive: int) -> None:
         for low, high in zip([2, *keep], [*keep, 1 << 20]):
             os.closerange(low + 1, high)
         # Into its cgroups before it may run submission code: the grader sends none before
-        # `placed` (moving a process takes milliseconds in cgroup v1).
+        # `placed`. Both lines in one: the grader wakes once.
         cgroups.place(worker, plan.cgroups)
-        with contextlib.suppress(OSError):
-            os.write(plan.channel, b"placed\n")
+        with contextlib.suppress(OSError):  # a grader already gone still gets its worker killed
+            os.write(plan.channel, f"worker {worker} {os.getpid()}\nplaced\n".encode())
         status = _wait_or_stop(plan.channel, worker)
     except BaseException:  # noqa: BLE001 - the keeper must leave nothing alive, whatever happened
         with contextlib.suppress(OSError):

@@ -101,7 +101,8 @@ def require() -> str:
 def _works(candidate: str) -> bool:
     """Can a worker start at this level here? (One short run of this Python, doing nothing.)"""
     try:
-        process = spawn.start(candidate, [sys.executable, *PROBE], b"", limits=[], scratch_mb=1, share=False)
+        process = spawn.start(candidate, [], 1, False, first=b"", forked=False,
+                              program=[sys.executable, *PROBE], source=b"")
     except (OSError, SandboxError):
         return False
     try:

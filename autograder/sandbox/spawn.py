@@ -8,6 +8,8 @@ the worker and gives everything back once nothing of it is alive.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import fcntl
 import os
 import shutil
 import signal
@@ -15,18 +17,22 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import identities, keeper
+from . import identities, keeper, zygote
 from .cgroups import CpuClock, make_cgroups
 from .confine import INSIDE, ROOT_LEVELS, Plan, python_paths
+from .errors import SandboxError
 from .folders import new_home, private_root
 from .identities import Identity
 from .keeper import Channel
 
 KEEPER_SECONDS = 30.0  # what a keeper may take to start its worker, or to leave nothing of it alive
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032  # fcntl's, named there only from Python 3.10
+PIPE_SIZE, MAX_PIPE_SIZE = 1 << 16, 1 << 20  # a pipe's size, and the most any account may ask
 
 
 def environment(home: str) -> dict[str, str]:
-    """A worker's whole environment: nothing of the grader's but what NumPy's BLAS needs."""
+    """A worker's whole environment: nothing of the grader's but what NumPy's BLAS needs (and
+    Python reads it: one string hash secret for every worker, one layout for every fork)."""
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home,
            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -86,13 +92,37 @@ def _stop(channel: Channel, keeper_process: subprocess.Popen | None, identity: I
         shutil.rmtree(home, ignore_errors=True)
 
 
-def start(level: str, program: list[str], source: bytes, limits: list[list[int]], scratch_mb: int,
-          share: bool) -> Process:
-    """A worker running `program` (followed by its request and answer descriptors), confined at
-    `level` with resource `limits` ([resource, limit] pairs, see `confine.rlimits`) and a scratch
-    folder of `scratch_mb` (when isolated), with `source` on its standard input; in a cgroup of
-    its own where `share` and the machine has them. It is in its cgroups when this returns.
-    SandboxError (or OSError) when it cannot start."""
+def warm() -> None:
+    """Start this process's zygote now, in the background (before anything secret is read, and
+    while the grader has other work), so that its first worker does not wait for its imports."""
+    with contextlib.suppress(OSError):
+        zygote.HERE.current(environment(INSIDE))
+
+
+def start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, *, first: bytes,
+          forked: bool, program: list[str], source: bytes) -> Process:
+    """A worker confined at `level` with resource `limits` ([resource, limit] pairs, see
+    `confine.rlimits`) and a scratch folder of `scratch_mb` (when isolated), in a cgroup of its
+    own where `share` and the machine has them; it is in its cgroups when this returns, and
+    `first` is on its way to it as the start of its requests. `forked`: forked from this
+    process's zygote, serving as worker_child.py in place; else (and where no zygote works) an
+    exec'd `program` (followed by its request and answer descriptors) with `source` on its
+    standard input. SandboxError (or OSError) when it cannot start."""
+    if forked and not zygote.HERE.given_up():
+        for _ in range(2):  # a zygote that fails is replaced, once; then the worker is exec'd
+            try:
+                started = _start(level, limits, scratch_mb, share, first,
+                                 zygote.HERE.current(environment(INSIDE)), None, b"")
+            except (OSError, SandboxError):
+                continue  # _start replaced the zygote
+            zygote.HERE.forked()
+            return started
+    return _start(level, limits, scratch_mb, share, first, None, program, source)
+
+
+def _start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, first: bytes,
+           server: zygote.Zygote | None, program: list[str] | None, source: bytes) -> Process:
+    """`start`, from `server` where there is one, else with a keeper of its own running `program`."""
     identity = identities.allocate() if level in ROOT_LEVELS else None
     uid = identity and identity.uid
     home, channel, keeper_process, descriptors = None, Channel(), None, []
@@ -103,6 +133,9 @@ def start(level: str, program: list[str], source: bytes, limits: list[list[int]]
         answers, answer_write = os.pipe()
         output, output_write = os.pipe()
         descriptors = [requests, answers, output, request_read, answer_write, output_write]
+        # Queued before the worker exists, where the pipe can be made to hold it: it finds its
+        # first message waiting (nothing of the submission runs before it is `placed`).
+        queued = _queue(requests, first)
         plan = Plan(level=level, uid=uid, home=None if home is None else str(home),
                     root=private_root() if level == "isolated" else "",
                     binds=python_paths() if level == "isolated" else [],
@@ -111,16 +144,21 @@ def start(level: str, program: list[str], source: bytes, limits: list[list[int]]
                     lock=None if identity is None else str(identity.path),
                     env=environment(INSIDE if home is None else str(home)),
                     channel=channel.keepers.fileno(), requests=request_read, answers=answer_write,
-                    command=[*program, str(request_read), str(answer_write)])
-        source_read, source_write = os.pipe()
-        descriptors.append(source_read)
-        with os.fdopen(source_write, "wb") as pipe:  # far less than a pipe holds: never blocks
-            pipe.write(source)
-        keeper_process = subprocess.Popen(
-            [*keeper.command(), str(plan.channel)], cwd="/", env={}, stdin=source_read,
-            stdout=output_write, stderr=output_write,
-            pass_fds=(plan.channel, request_read, answer_write), start_new_session=True)
-        channel.send(plan)
+                    command=None if server else [*program, str(request_read), str(answer_write)])
+        if server is not None:
+            # The zygote numbers the descriptors itself: a plan of the same length every time.
+            server.fork(dataclasses.replace(plan, channel=-1, requests=-1, answers=-1),
+                        [plan.channel, request_read, answer_write, output_write])
+        else:
+            source_read, source_write = os.pipe()
+            descriptors.append(source_read)
+            with os.fdopen(source_write, "wb") as pipe:  # far less than a pipe holds: never blocks
+                pipe.write(source)
+            keeper_process = subprocess.Popen(
+                [*keeper.command(), str(plan.channel)], cwd="/", env={}, stdin=source_read,
+                stdout=output_write, stderr=output_write,
+                pass_fds=(plan.channel, request_read, answer_write), start_new_session=True)
+            channel.send(plan)
         channel.handed()
         for fd in descriptors[3:]:  # the keeper's now
             os.close(fd)
@@ -130,6 +168,8 @@ def start(level: str, program: list[str], source: bytes, limits: list[list[int]]
     except BaseException:
         for fd in descriptors:
             os.close(fd)
+        if server is not None:  # gone, it forks no keeper later: a keeper it never forked is not waited for
+            zygote.HERE.failed()
         _stop(channel, keeper_process, identity, home)
         raise
     started = Process(pid=pid, requests=requests, answers=answers, output=output, clock=clock,
@@ -139,4 +179,29 @@ def start(level: str, program: list[str], source: bytes, limits: list[list[int]]
     except BaseException:
         started.stop()
         raise
+    if not queued:
+        write(requests, first)
     return started
+
+
+def _queue(pipe: int, data: bytes) -> bool:
+    """Write `data` into an empty pipe at once, making the pipe large enough if it may; False
+    (nothing written) when it cannot hold it."""
+    if len(data) > PIPE_SIZE:
+        try:
+            fcntl.fcntl(pipe, F_SETPIPE_SZ, min(len(data), MAX_PIPE_SIZE))
+        except OSError:
+            return False
+    if len(data) > fcntl.fcntl(pipe, F_GETPIPE_SZ):
+        return False
+    write(pipe, data)
+    return True
+
+
+def write(pipe: int, data: bytes) -> None:
+    """All of `data` into `pipe`; a reader that is gone is not an error here (its end says why)."""
+    try:
+        while data:
+            data = data[os.write(pipe, data):]
+    except OSError:
+        pass

@@ -203,4 +203,5 @@ class Graders:
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sandbox.adopt(sys.argv[3])  # bulk found it once, for every grading process
+    sandbox.warm()  # the workers' zygote, before anything is graded
     serve(int(sys.argv[1]))
