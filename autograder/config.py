@@ -57,6 +57,7 @@ class Limits:
     test_timeout_seconds: float
     scratch_mb: int
     wall_clock_seconds: float
+    idle_seconds: float
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import judge, parts, scenarios, scoring
+from autograder import judge, parts, sandbox, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
 from autograder.misconceptions import CATALOGUE
 from autograder.parts import Part
@@ -58,6 +58,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "grader's version, a platform's submission id)")
     group.addoption("--grading-seed", type=seed_option, default=None, metavar="SEED",
                     help="ask the questions of this seed (`public`, the default, or hex digits)")
+    group.addoption("--sandbox-level", default=None, metavar="LEVEL",
+                    help="isolate the workers less than this machine allows: unprivileged (or, not "
+                         "as root, limits); see docs/threat-model.md")
 
 
 def seed_option(text: str) -> Seed:
@@ -77,6 +80,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "part(id): the grading.toml part a test belongs to")
     config.stash[OUTCOMES] = []
     config.stash[DESELECTED] = 0
+    if (level := config.getoption("--sandbox-level")) is not None:
+        try:
+            sandbox.choose(level)
+        except sandbox.SandboxError as error:
+            raise pytest.UsageError(str(error)) from None
     submission = config.getoption("--submission")
     if not submission.is_dir():  # checked once here, not once per test
         raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "
@@ -86,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    sandbox.warm()  # the workers' zygote imports NumPy while pytest collects, before any secret is read
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and session.config.getoption("reportchars") == "fE":
         reporter.reportchars = "w"  # a line per failure would scroll the score table away; it says more

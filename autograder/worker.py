@@ -1,24 +1,23 @@
 """Run scenarios on one implementation in a separate, limited process.
 
 The trusted side of the worker: it reads the implementation's files once (regular files only,
-never through a link), starts `worker_child.py` with them through the sandbox's keeper, sends
-one request at a time, and waits for the answer while it measures the CPU time the worker
+never through a link), has the sandbox start `worker_child.py` (forked from its zygote), sends
+it those files, then one request at a time, and waits for the answer while it measures the CPU time the worker
 uses. A request's limit is CPU time, so that a busy machine costs no one a point: the worker
 interrupts itself when the limit is spent and goes on with the next request; one that does
 not answer within a short grace, that crashes or exits, is killed with everything it started,
-and the next request gets a fresh one. A request that gets no CPU for a long wall-clock while
-(`wall_clock_seconds`) comes back marked `busy`: the machine, not the submission, was slow.
+and the next request gets a fresh one. Time asleep or blocked is budgeted per implementation
+(`idle_seconds`, shared by all its workers): a request that idles past what is left times out.
+A request that gets no CPU for a long wall-clock while (`wall_clock_seconds`) comes back
+marked `busy`: the machine, not the submission, was slow.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
-import shutil
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -29,9 +28,15 @@ from .config import Limits
 from .submission import UnreadableFile, read_regular
 
 ENGINE_FILES = ("value", "tensor", "dual")
-CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_text(encoding="utf-8")
+CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_bytes()
+# The worker's command line: its inside's source comes on its standard input, not here. Its
+# environment is the sandbox's alone, so Python reads it (PYTHONHASHSEED among it: the same
+# string hashes in every worker), where -I would ignore it; -s and the loader's first
+# statement keep the user's site-packages and the working folder off its path, as -I would.
+BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
+        "exec(compile(sys.stdin.buffer.read(), 'worker_child.py', 'exec'))")
+PROGRAM = [sys.executable, "-s", "-B", "-u", "-c", BOOT]
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
-KEEPER_SECONDS = 30.0  # what a keeper may take to leave nothing of its worker alive
 
 
 @dataclass
@@ -100,146 +105,125 @@ class Output:
         return text + (f"\n[... {self.dropped} more bytes of output not kept]" if self.dropped else "")
 
 
+class IdleBudget:
+    """The seconds a submission may spend asleep or blocked, in all its requests and all its
+    workers together (`idle_seconds`). A request that idles past what is left times out; the
+    first IDLE_FREE_SECONDS of each request's idle time are the pipes' and the grader's, free."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    def allowance(self, limit: float) -> float:
+        """How long a request with a CPU limit of `limit` may idle: what is left, and never more
+        than twice its limit and IDLE_SLACK_SECONDS."""
+        return IDLE_FREE_SECONDS + min(2 * limit + IDLE_SLACK_SECONDS, self.left)
+
+    def spend(self, idle: float) -> None:
+        """Charge a request's idle seconds (its free share aside)."""
+        self.left = max(0.0, self.left - max(0.0, idle - IDLE_FREE_SECONDS))
+
+
 class Worker:
     """One implementation (a submission or the reference) behind a process boundary."""
 
     def __init__(self, folder: Path, limits: Limits,
                  snapshot: tuple[dict[str, bytes], dict[str, Answer]] | None = None,
-                 share: bool = True) -> None:
+                 share: bool = True, idle: IdleBudget | None = None, forked: bool = True) -> None:
         """`share`: a cgroup of its own where the machine has them (its fair share of the CPU,
-        and the CPU time of all it starts); the reference's trusted worker needs none."""
-        self.folder, self.limits, self.share = Path(folder), limits, share
+        and the CPU time of all it starts); the reference's trusted worker needs none. `idle`:
+        the budget of idle time it shares with the other workers of its implementation.
+        `forked`: its processes forked from the zygote (see sandbox/zygote.py), else exec'd."""
+        self.folder, self.limits, self.share, self.forked = Path(folder), limits, share, forked
         self.files, self.unreadable = snapshot or read_files(self.folder)
         self.broken: dict[str, Answer] = dict(self.unreadable)
-        self.process: subprocess.Popen | None = None
+        self.idle = idle or IdleBudget(limits.idle_seconds)
+        self.process: sandbox.Process | None = None
+        self.buffer = b""  # what the worker answered past the last full answer
+        self.printing = False  # until its output reaches its end (the worker closed it)
         self.loaded: set[str] = set()
         self.import_output = ""
 
     def twin(self) -> Worker:
-        """Another worker for the same files, as they were read the first time."""
-        return Worker(self.folder, self.limits, (self.files, self.unreadable))
+        """Another worker for the same files, as they were read the first time, sharing this
+        one's idle budget."""
+        return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle,
+                      forked=self.forked)
 
     # -- the process ---------------------------------------------------------------------------
 
     def _start(self) -> None:
-        self.level = sandbox.require()
-        self.identity = sandbox.allocate() if self.level in sandbox.ROOT_LEVELS else None
-        uid = self.identity.uid if self.identity else None
-        self.home = None
-        self.channel = sandbox.Channel()
-        try:
-            if self.level != "isolated":  # isolated: a tmpfs of its own, filled by the sandbox
-                self.home = sandbox.new_home(uid)
-                for name, data in self.files.items():
-                    (self.home / f"{name}.py").write_bytes(data)
-                    if uid is not None:
-                        os.chown(self.home / f"{name}.py", uid, uid)
-            self.groups = sandbox.make_cgroups(uid) if uid is not None and self.share else []
-            request_read, self.requests = os.pipe()
-            self.answers, answer_write = os.pipe()
-            home = sandbox.INSIDE if self.level == "isolated" else str(self.home)
-            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home,
-                   "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-                   "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-            for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # older OpenBLAS needs them here
-                if name in os.environ:
-                    env[name] = os.environ[name]
-            plan = sandbox.Plan(
-                level=self.level, uid=uid, home=None if self.home is None else str(self.home),
-                files=self.files if self.level == "isolated" else {},
-                rlimits=sandbox.rlimits(self.limits, self.level), scratch_mb=self.limits.scratch_mb,
-                cgroups=tuple(map(str, self.groups)), channel=self.channel.keepers.fileno(),
-                lock=None if self.identity is None else str(self.identity.path))
-            try:
-                self.process = subprocess.Popen(
-                    [sys.executable, "-I", "-B", "-u", "-c", CHILD_SOURCE, str(request_read),
-                     str(answer_write)],
-                    cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT, pass_fds=(request_read, answer_write),
-                    start_new_session=True, preexec_fn=sandbox.confine(plan))
-            finally:
-                self.channel.started()
-                os.close(request_read)
-                os.close(answer_write)
-            self.clock = sandbox.CpuClock(self.channel.worker_pid(KEEPER_SECONDS), self.process.pid,
-                                          self.groups, uid)
-        except BaseException:
-            if self.process is None:
-                self._let_go(self.channel.reaped(KEEPER_SECONDS))
-            else:
-                self.stop()
-            raise
-        self.printed = self.process.stdout.fileno()
-        self.printing = True  # until its output reaches its end (the worker closed it)
-        self.buffer = b""
-        self.loaded = set()
-        self._send({"scenarios": scenarios.sources()})
-        try:
-            self.channel.placed(KEEPER_SECONDS)  # before any submission code runs
-        except BaseException:
-            self.stop()
-            raise
+        level = sandbox.require()
+        files = {name: data.decode("latin-1") for name, data in self.files.items()}
+        boot = {"files": files, "scenarios": scenarios.sources()}
+        self.process = sandbox.start(level, sandbox.rlimits(self.limits, level), self.limits.scratch_mb,
+                                     self.share, first=_line(boot), forked=self.forked, program=PROGRAM,
+                                     source=CHILD_SOURCE)
+        self.buffer, self.printing, self.loaded = b"", True, set()
 
     def _send(self, message: dict) -> None:
-        data = (json.dumps(message) + "\n").encode()
-        try:
-            while data:
-                data = data[os.write(self.requests, data):]
-        except OSError:
-            pass  # the worker is gone; the wait for its answer says why
+        sandbox.write(self.process.requests, _line(message))  # if the worker is gone, its answer says why
 
     def _receive(self, limit: float, output: Output) -> Answer:
         """Wait for one answer, collecting what the worker prints meanwhile, for no more than
         `limit` seconds of the worker's CPU time (and a grace to answer once its own timer
-        has interrupted it)."""
-        clock = self.clock
-        cpu_start, wall_start, waited_start = clock.seconds(), time.monotonic(), None
+        has interrupted it), and no longer asleep or blocked than its idle budget allows."""
+        process = self.process
+        clock = process.clock
+        cpu_start, wall_start = clock.seconds(), time.monotonic()
+        waits_start = None  # the worker's and the grader's waits for a CPU, once it is not quick
         family_start, family_checked, family_cpu = None, 0.0, 0.0
         grace = GRACE_SECONDS + 0.1 * limit
-        idle_limit = 2 * limit + IDLE_SLACK_SECONDS
+        idle_limit = self.idle.allowance(limit)
         cap = max(self.limits.wall_clock_seconds, 10 * limit)
-        while b"\n" not in self.buffer:
-            wall = time.monotonic() - wall_start
-            if wall > 2 * (limit + grace) and wall - family_checked > FAMILY_EVERY_SECONDS:
-                # Slow in wall-clock time: are its own other processes taking the CPU?
-                family_checked, family = wall, clock.family()
-                family_start = family if family_start is None else family_start
-                family_cpu = family - family_start
-            cpu = clock.seconds() - cpu_start + family_cpu
-            if waited_start is None and wall > WAITED_FROM_SECONDS:
-                waited_start = clock.waited()  # a wait before this counts as idle: a little stricter
-            idle = None
-            if wall > idle_limit and waited_start is not None:  # idle <= wall: no need to look before
-                # Time that was neither on a CPU nor waiting for one: sleeping, blocked. A worker
-                # that lowered its own priority waits for a CPU by its own doing: that is its own.
-                waited = waited_start if clock.lowered() else clock.waited()
-                idle = None if waited is None else wall - (waited - waited_start) - cpu
-            verdict = judge_time(limit, grace, idle_limit, cap, cpu, idle, wall)
-            if verdict is not None:
-                self.stop()
-                return verdict
-            if waited_start is None:  # look again once it is old enough (or never: no statistics)
-                idle_left = WAITED_FROM_SECONDS - wall if wall <= WAITED_FROM_SECONDS else cap
-            else:
-                idle_left = idle_limit - (wall if idle is None else idle)
-            left = min(limit + grace - cpu, cap - wall, idle_left,
-                       FAMILY_EVERY_SECONDS if family_start is not None else cap)
-            watched = [self.answers, self.printed] if self.printing else [self.answers]
-            ready = select.select(watched, [], [], max(left, 0.002))[0]
-            if self.printed in ready:
-                chunk = os.read(self.printed, 1 << 20)
-                output.add(chunk)
-                self.printing = bool(chunk)  # at its end it is always ready: watch it no more
-            if self.answers in ready:
-                chunk = os.read(self.answers, 1 << 20)
-                if not chunk:
-                    return Answer(failure=self._death())
-                self.buffer += chunk
-                if len(self.buffer) > MAX_ANSWER_BYTES:
+        idle = 0.0  # the request's idle time, as last measured
+        try:
+            while b"\n" not in self.buffer:
+                wall = time.monotonic() - wall_start
+                if wall > 2 * (limit + grace) and wall - family_checked > FAMILY_EVERY_SECONDS:
+                    # Slow in wall-clock time: are its own other processes taking the CPU?
+                    family_checked, family = wall, clock.family()
+                    family_start = family if family_start is None else family_start
+                    family_cpu = family - family_start
+                cpu = clock.seconds() - cpu_start + family_cpu
+                if waits_start is None and wall > IDLE_FREE_SECONDS:
+                    waits_start = _waits(clock)  # a wait before this is within the free share
+                measured = None
+                if wall > idle_limit and waits_start is not None:  # idle <= wall: no need to look before
+                    measured = _idle(clock, waits_start, wall, cpu)
+                    idle = idle if measured is None else measured
+                verdict = judge_time(limit, grace, idle_limit, cap, cpu, measured, wall,
+                                     idle_seconds=self.limits.idle_seconds)
+                if verdict is not None:
                     self.stop()
-                    return Answer(failure="the worker's answer was larger than 32 MB")
-        while self.printing and select.select([self.printed], [], [], 0)[0] and (
-                chunk := os.read(self.printed, 1 << 20)):
+                    return verdict
+                if waits_start is None:  # look again once it is old enough (or never: no statistics)
+                    idle_left = IDLE_FREE_SECONDS - wall if wall <= IDLE_FREE_SECONDS else cap
+                else:
+                    idle_left = idle_limit - (wall if measured is None else measured)
+                left = min(limit + grace - cpu, cap - wall, idle_left,
+                           FAMILY_EVERY_SECONDS if family_start is not None else cap)
+                watched = [process.answers, process.output] if self.printing else [process.answers]
+                ready = select.select(watched, [], [], max(left, 0.002))[0]
+                if process.output in ready:
+                    chunk = os.read(process.output, 1 << 20)
+                    output.add(chunk)
+                    self.printing = bool(chunk)  # at its end it is always ready: watch it no more
+                if process.answers in ready:
+                    chunk = os.read(process.answers, 1 << 20)
+                    if not chunk:
+                        return Answer(failure=self._death())
+                    self.buffer += chunk
+                    if len(self.buffer) > MAX_ANSWER_BYTES:
+                        self.stop()
+                        return Answer(failure="the worker's answer was larger than 32 MB")
+            if waits_start is not None:
+                measured = _idle(clock, waits_start, time.monotonic() - wall_start,
+                                 clock.seconds() - cpu_start + family_cpu)
+                idle = idle if measured is None else measured
+        finally:
+            self.idle.spend(idle)
+        while self.printing and select.select([process.output], [], [], 0)[0] and (
+                chunk := os.read(process.output, 1 << 20)):
             output.add(chunk)  # printed before the answer was written, so already in the pipe
         line, self.buffer = self.buffer.split(b"\n", 1)
         answer = Answer.from_json(line)
@@ -249,7 +233,7 @@ class Worker:
         return answer
 
     def _death(self) -> str:
-        status = self.channel.report(5)
+        status = self.process.status(5)
         self.stop()
         if status is None:
             return "the worker closed its answer channel and did not exit"
@@ -264,34 +248,9 @@ class Worker:
 
     def stop(self) -> None:
         """Stop the worker and everything it started; the next request starts a new one."""
-        if self.process is None:
-            return
-        self.channel.stop()
-        reaped = self.channel.reaped(KEEPER_SECONDS)
-        try:
-            self.process.wait(KEEPER_SECONDS)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-        self.process.stdout.close()
-        for fd in (self.requests, self.answers):
-            os.close(fd)
-        self.clock.close()
-        self.process = None
-        self._let_go(reaped)
-
-    def _let_go(self, reaped: bool) -> None:
-        """Give back the identity (once nothing of it is left) and the folder."""
-        self.channel.close()
-        if self.identity is not None:
-            if not reaped:  # the keeper did not finish: kill and clear by uid from here
-                reaped = sandbox.clear(self.identity.uid)
-            sandbox.release(self.identity, reaped)
-            self.identity = None
-        if self.home is not None:
-            shutil.rmtree(self.home, ignore_errors=True)
-            self.home = None
+        process, self.process = self.process, None
+        if process is not None:
+            process.stop()
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -307,7 +266,7 @@ class Worker:
         except BaseException:
             self.stop()  # whatever stopped the wait, the next request gets a fresh worker
             raise
-        if self.process is not None and self.clock.others() and not self.clock.kill_others():
+        if self.process is not None and self.process.clock.others() and not self.process.clock.kill_others():
             self.stop()  # what it started would not die: the next request gets a fresh worker
         answer.output = output.text()
         if answer.raised == "MemoryError":
@@ -353,24 +312,49 @@ class Worker:
 TIMED_OUT = "timed out"
 GRACE_SECONDS = 0.05  # CPU time a worker has to answer once its own timer has interrupted it
 IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
+IDLE_FREE_SECONDS = 0.05  # idle time of every request that is not charged: the pipes' and the grader's
 FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
-WAITED_FROM_SECONDS = 0.05  # a request this old starts counting its wait for a CPU
 
 
 def timed_out(limit: float) -> str:
     return f"timed out after {limit:.2f} s of CPU time"
 
 
+def _line(message: dict) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+def _waits(clock: sandbox.CpuClock) -> tuple[float, float] | None:
+    """The worker's and this grader's waits for a CPU so far; None where the kernel does not say."""
+    worker = clock.waited()
+    return None if worker is None else (worker, sandbox.own_wait() or 0.0)
+
+
+def _idle(clock: sandbox.CpuClock, start: tuple[float, float], wall: float, cpu: float) -> float | None:
+    """A request's time neither on a CPU nor waiting for one (sleeping, blocked), since `start`
+    (`_waits`); None where the kernel does not say. A worker that lowered its own priority waits
+    for a CPU by its own doing: that wait is its own. While the grader waits for a CPU, a worker
+    that has answered waits for it: that wait is not the worker's."""
+    waited = start[0] if clock.lowered() else clock.waited()
+    if waited is None:
+        return None
+    grader = sandbox.own_wait()
+    return wall - (waited - start[0]) - (0.0 if grader is None else grader - start[1]) - cpu
+
+
 def judge_time(limit: float, grace: float, idle_limit: float, cap: float, cpu: float,
-               idle: float | None, wall: float) -> Answer | None:
+               idle: float | None, wall: float, idle_seconds: float | None = None) -> Answer | None:
     """Whether a request still waiting for its answer has had its time, by the trusted side's
-    own measures: CPU time, time asleep or blocked (None where the kernel does not say), and
-    wall-clock time (which only a machine too busy to give the worker a CPU uses up)."""
+    own measures: CPU time, time asleep or blocked (None where the kernel does not say; past
+    `idle_limit`, what is left of the submission's `idle_seconds`, it times out), and wall-clock
+    time (which only a machine too busy to give the worker a CPU uses up)."""
     if cpu > limit + grace:
         return Answer(failure=timed_out(limit), seconds=cpu)
     if idle is not None and idle > idle_limit:
+        budget = f"; a submission may do so for {idle_seconds:g} s in all" if idle_seconds is not None else ""
         return Answer(failure=f"{timed_out(limit)}: it slept or waited for {idle:.1f} s without "
-                              "using the CPU (a sleep, a lock, a read that never returns?)", seconds=cpu)
+                              f"using the CPU (a sleep, a lock, a read that never returns?){budget}",
+                      seconds=cpu)
     if wall > cap:
         return Answer(failure=f"the machine was too busy: after {wall:.0f} s of wall-clock time the "
                               f"worker had had only {cpu:.2f} s of CPU time", seconds=cpu, busy=True)

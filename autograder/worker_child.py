@@ -1,9 +1,11 @@
 """The program inside a worker process: load a submission, run scenarios, answer in JSON.
 
-It is started as `python -I -c <this source>` in a folder that holds only the submission's
-files, so it imports nothing from the kit. Its first message brings the scenario modules'
-sources; every later message asks for one module to be imported or one scenario to be run
-(with `"draw": true`, also for the graphs it draws, sent beside its observations).
+It runs in a Python of its own, in a folder that is its alone: forked from the sandbox's
+zygote, which imported it and calls `main`, or exec'd afresh (`worker.BOOT` reads this source
+from its standard input). It imports nothing from the kit. Its first message brings the
+submission's files, which it writes into its folder, and the scenario modules' sources; every
+later message asks for one module to be imported or one scenario to be run (with
+`"draw": true`, also for the graphs it draws, sent beside its observations).
 Every answer is plain JSON made here, so no object the submission made leaves this process.
 A request may carry a limit in seconds of CPU time: a timer interrupts the scenario when it is
 spent, so that a hang costs its limit and this worker goes on to the next request. (The
@@ -28,6 +30,7 @@ __builtins__ = BUILTINS
 MAX_DEPTH = 20
 MAX_ITEMS = 100_000
 FORKED = []  # not empty in a process the submission forked from this one
+COMPILED = {}  # (module name, source) -> code: a worker forked from a zygote finds them compiled
 
 
 class Unplain(Exception):
@@ -95,7 +98,10 @@ def install_scenarios(sources):
         setattr(package, name, module)
     for name, source in sources.items():
         module = sys.modules[f"scenarios.{name}"]
-        exec(compile(source, f"<scenarios/{name}.py>", "exec"), module.__dict__)
+        code = COMPILED.get((name, source))
+        if code is None:
+            code = COMPILED[name, source] = compile(source, f"<scenarios/{name}.py>", "exec")
+        exec(code, module.__dict__)
 
 
 def where(error):
@@ -160,8 +166,16 @@ def reap():
             return
 
 
+def write_files(files):
+    """The submission's files, as the grader read them (bytes as Latin-1 text), into this folder."""
+    for name, text in files.items():
+        with open(f"{name}.py", "wb") as file:
+            file.write(text.encode("latin-1"))
+
+
 def serve(requests, answers):
     boot = json.loads(requests.readline())
+    write_files(boot["files"])
     install_scenarios(boot["scenarios"])
     sys.path.insert(0, os.getcwd())
     engines = {}
@@ -200,8 +214,11 @@ def serve(requests, answers):
         answers.flush()
 
 
-def main():
-    request_fd, answer_fd = int(sys.argv[1]), int(sys.argv[2])
+def main(request_fd, answer_fd):
+    """Serve the requests of descriptor `request_fd`, answering on `answer_fd`, until it ends."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # in place of what the worker's source came on
+    os.close(null)
     for fd in (request_fd, answer_fd):
         os.set_inheritable(fd, False)  # no program the submission starts gets them
 
@@ -219,4 +236,5 @@ def main():
     serve(os.fdopen(request_fd, "r"), os.fdopen(answer_fd, "w"))
 
 
-main()
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))

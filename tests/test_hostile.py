@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import linecache
+import os
 import re
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -436,3 +438,94 @@ def test_a_message_holds_no_line_of_the_submissions_making(bench, where):
         assert not starting, f"a line of the submission's making passes for the kit's: {starting}"
     tables = [block for block in graphs.blocks(output) if isinstance(block, graphs.Table)]
     assert not any("FORGED" in cell for table in tables for row in table.rows for cell in row)
+
+
+# -- what no setting outside the grader can do ------------------------------------------------------
+
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0 or sandbox.level() not in sandbox.ROOT_LEVELS,
+                             reason="the grader drops root only when it runs as root")
+REPORTS_ITS_UID = 'print("UID", __import__("os").getuid())'
+
+
+def grading_run(submission: Path, folder: Path, *options: str,
+                env: dict | None = None) -> subprocess.CompletedProcess:
+    """`pytest autograder` on `submission` as a process of its own, whatever its exit status."""
+    command = [sys.executable, "-m", "pytest", "autograder", "--submission", str(submission),
+               "--results-json", str(folder / f"{submission.name}-results.json"), "-q",
+               "-p", "no:cacheprovider", *options]
+    return subprocess.run(command, cwd=KIT, env={**os.environ, **(env or {})}, capture_output=True,
+                          text=True, timeout=1800)
+
+
+@AS_ROOT
+def test_no_environment_variable_runs_a_submission_as_root(bench):
+    """AUTOGRADER_SANDBOX_LEVEL=limits, set as root, once ran the submission as uid 0."""
+    results = grade(make_submission(bench["folder"], "reports_its_uid", in_mul=REPORTS_ITS_UID),
+                    bench["folder"], bench["grading"], *bench["extra"],
+                    env={"AUTOGRADER_SANDBOX_LEVEL": "limits"})
+    uids = re.findall(r"UID (\d+)", results["value.mul"]["output"])
+    assert uids and "0" not in uids
+    assert scores(results) == bench["honest"]
+
+
+@AS_ROOT
+def test_no_option_lowers_the_level_to_root(bench):
+    """--sandbox-level limits as root is refused before anything runs, and so is a level that
+    does not exist (test_isolation.py lowers isolated to unprivileged by name)."""
+    marker = bench["folder"] / "ran-at-limits"
+    would_run = make_submission(bench["folder"], "would_run_as_root", at_import=f"""
+        open({str(marker)!r}, "w").write("ran")
+        """)
+    refused = grading_run(would_run, bench["folder"], "--grading", str(bench["grading"]), *bench["extra"],
+                          "--sandbox-level", "limits")
+    assert refused.returncode == pytest.ExitCode.USAGE_ERROR, refused.stdout[-2000:]
+    said = " ".join((refused.stdout + refused.stderr).split())
+    assert "--sandbox-level limits" in said and "never runs as root" in said and "Traceback" not in said
+    assert not marker.exists()
+    unknown = grading_run(KIT / "solutions", bench["folder"], "--sandbox-level", "none")
+    assert unknown.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "isolated, unprivileged, limits" in unknown.stderr
+
+
+# Put at the end of value.py: every scenario (a public function of the scenario modules whose
+# first parameter is an engine) sleeps before it runs, and then answers as the reference does.
+SLEEPS_IN_EVERY_SCENARIO = """
+import sys as _sys, time as _time, types as _types
+
+def _sleeping(function):
+    engine = function.__code__.co_varnames[0]
+    space = {"_function": function, "_time": _time}
+    exec(f"def sleeping({engine}, *args, **kwargs):\\n    _time.sleep(0.5)\\n"
+         f"    return _function({engine}, *args, **kwargs)", space)
+    return space["sleeping"]
+
+for _name, _module in list(_sys.modules.items()):
+    if _name.startswith("scenarios."):
+        for _key, _value in list(vars(_module).items()):
+            if isinstance(_value, _types.FunctionType) and _value.__module__ == _name \\
+                    and not _key.startswith("_") \\
+                    and _value.__code__.co_varnames[:1] in (("value",), ("tensor",), ("dual",)):
+                setattr(_module, _key, _sleeping(_value))
+"""
+
+
+def test_sleeping_is_budgeted_per_submission(bench):
+    """A correct engine that sleeps half a second in every scenario kept every point, and held
+    its grading for minutes (each request could idle a second): now it has idle_seconds in all,
+    and loses the scenarios past it; the same engine without the sleep loses nothing."""
+    grading = bench["folder"] / "grading-idle.toml"
+    text, count = re.subn(r"^idle_seconds = .*$", "idle_seconds = 1.0", bench["grading"].read_text(),
+                          flags=re.M)
+    assert count == 1
+    grading.write_text(text)
+    correct = grade(KIT / "solutions", bench["folder"], grading, *bench["extra"])
+    assert all(entry["score"] == entry["max_score"] for entry in correct.values())
+    sleeper = bench["folder"] / "sleeps"
+    shutil.copytree(KIT / "solutions", sleeper)
+    with open(sleeper / "value.py", "a", encoding="utf-8") as file:
+        file.write(SLEEPS_IN_EVERY_SCENARIO)
+    results = grade(sleeper, bench["folder"], grading, *bench["extra"])
+    total = sum(entry["score"] for entry in results.values())
+    assert 0 < total < sum(entry["max_score"] for entry in results.values() if entry["max_score"])
+    everything = " ".join(entry["output"] for entry in results.values())
+    assert "slept or waited" in everything and "may do so for 1 s in all" in everything

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -76,13 +77,17 @@ def opening(work: Path) -> str:
 
 
 def prefix(level: str, work: Path) -> tuple[list[str], dict[str, str]]:
-    """The command prefix and environment that put a grading at `level`."""
+    """The command prefix and environment that put a grading at `level` (`opened`: this machine
+    as it is, with this Python opened to every account as in `container`)."""
     if level == "isolated":
         return [], {}
     work.mkdir(parents=True, exist_ok=True)
     if level == "closed" and not closed_steps():
         pytest.skip("this Python is open to every account; no closed one to try")
-    script = CONTAINER.replace("OPEN", opening(work) if level == "container" else "")
+    if level == "opened":
+        script = f"set -e\n{opening(work)}\nexec \"$@\"\n"
+    else:
+        script = CONTAINER.replace("OPEN", opening(work) if level == "container" else "")
     return (["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "container"],
             {"WORK": str(work), "KIT": str(KIT)})
 
@@ -120,7 +125,6 @@ def run_grading(level: str, submission: Path, folder: Path, name: str, *options:
     command = command or [sys.executable, "-m", "pytest", "autograder", "--submission", str(submission),
                           "--results-json", str(results), "-q", "-p", "no:cacheprovider", *options]
     env = {**os.environ, **extra, "TMPDIR": str(tmp)}
-    env.pop(sandbox.LEVEL_VARIABLE, None)
     run = subprocess.run([*wrap, *command], cwd=KIT, env=env, capture_output=True, text=True,
                          timeout=GRADING_SECONDS)
     return Done(run, results, tmp)
@@ -324,7 +328,7 @@ def test_an_identity_left_dirty_is_cleared_before_it_is_given_again():
             os._exit(0)
     time.sleep(0.2)  # let it take its uid
     (folder / str(uid)).write_text("held by a grader that died\n")
-    identity = sandbox._lock(folder, uid)
+    identity = sandbox.take(folder, uid)
     assert os.waitpid(child, 0)[1] == signal.SIGKILL and identity is not None
     sandbox.release(identity, True)
 
@@ -511,6 +515,32 @@ def test_no_account_can_run_the_python_so_nothing_runs(place):
     assert done.code == pytest.ExitCode.USAGE_ERROR and done.results is None
     assert "refuses to run submissions" in done.output and "Fix:" in done.output
     assert "Traceback" not in done.output and not marker.exists()
+
+
+REPORTS_WHERE_IT_RUNS = f"""
+import os
+print("UID", os.getuid(), "SEES-THE-KIT", os.path.exists({str(KIT / "grading.toml")!r}))
+"""
+
+
+def test_a_level_lowered_by_name_is_the_level_used(place):
+    """--sandbox-level unprivileged on a machine that gives isolated: the worker runs as a uid of
+    its own, and sees the machine's files (a worker of the isolated level would not); where
+    the machine cannot give that level (this Python closed to other accounts), it is refused."""
+    done = graded(place, "opened", "lowered", "--sandbox-level", "unprivileged", in_mul=REPORTS_WHERE_IT_RUNS)
+    assert scores(done.results) == place["honest"]
+    said = done.results["value.mul"]["output"]
+    uids = {int(uid) for uid in re.findall(r"UID (\d+)", said)}
+    assert uids and uids <= set(sandbox.uid_pool()) and "SEES-THE-KIT True" in said
+    kept = graded(place, "isolated", "kept", in_mul=REPORTS_WHERE_IT_RUNS)
+    assert "SEES-THE-KIT False" in kept.results["value.mul"]["output"]
+    if closed_steps():
+        submission = make_submission(place["folder"] / "refused", "refused")
+        refused = run_grading("isolated", submission, place["folder"], "refused", "--grading",
+                              str(place["grading"]), "--reference", str(place["sealed"]),
+                              "--sandbox-level", "unprivileged")
+        assert refused.code == pytest.ExitCode.USAGE_ERROR and refused.results is None
+        assert "cannot give that level" in refused.output and "Traceback" not in refused.output
 
 
 LOWERS_ITSELF = """

@@ -76,6 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the heading of the grade column in the LMS import files: the assignment "
                              "as the LMS's own export heads it, e.g. 'Homework 3 (4821)' for Canvas, "
                              f"so that the import fills in that assignment (default: {reports.LMS_COLUMN!r})")
+    parser.add_argument("--sandbox-level", metavar="LEVEL",
+                        help="isolate the workers less than this machine allows: unprivileged (or, "
+                             "not as root, limits); see docs/threat-model.md")
 
 
 def job_count(text: str) -> int:
@@ -112,14 +115,14 @@ def grader_version() -> str:
 
 
 def pytest_command(*options: str) -> list[str]:
-    """One grading's `pytest autograder` as a process of its own (the reference's sealing),
-    stopped if this process dies."""
+    """One grading's `pytest autograder` as a process of its own (the reference's sealing), at
+    this run's sandbox level, stopped if this process dies."""
     return [sys.executable, "-c", graders.LAUNCHER, str(os.getpid()), "-m", "pytest",
-            *graders.pytest_args(*options)]
+            *graders.pytest_args("--sandbox-level", sandbox.level(), *options)]
 
 
 def pytest_env() -> dict[str, str]:
-    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", sandbox.LEVEL_VARIABLE: sandbox.level()}
+    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def sealed_reference(out: Path, version: str) -> Path:
@@ -390,6 +393,11 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
     out: Path = args.output
     if bool(args.nbgrader_db) != bool(args.assignment):
         return refuse(console, "--nbgrader-db and --assignment go together; give both or neither")
+    if args.sandbox_level is not None:
+        try:
+            sandbox.choose(args.sandbox_level)
+        except sandbox.SandboxError as error:
+            return refuse(console, str(error))
     if out.exists() and not out.is_dir():
         return refuse(console, f"-o {out}: a file, not a folder; give -o a folder (it is made if it "
                                "does not exist)")

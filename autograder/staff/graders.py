@@ -8,8 +8,10 @@ would (the same plugin, suites, fixtures and workers, each worker as isolated as
 answers with pytest's exit status. A grading that takes longer than its cap, or a process
 that dies, is stopped with everything it started; the next submission gets a new process.
 
-    python -m autograder.staff.graders REPLY_FD OUTDIR    (started by `Graders`, never by hand;
-                                                           OUTDIR names the run it grades for)
+    python -m autograder.staff.graders REPLY_FD OUTDIR LEVEL    (started by `Graders`, never by
+                                                                 hand; OUTDIR names the run it
+                                                                 grades for, LEVEL is the sandbox
+                                                                 level bulk settled)
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import threading
 import time
 from pathlib import Path
 
+from .. import sandbox
 from ..config import KIT_ROOT
 
 GRACE_SECONDS = 5.0  # after SIGINT, the time pytest gets to stop its own workers
@@ -82,7 +85,7 @@ class Grader:
         reply_read, reply_write = os.pipe()
         self.process = subprocess.Popen(
             [sys.executable, "-c", LAUNCHER, str(os.getpid()), "-m", "autograder.staff.graders",
-             str(reply_write), str(out)],
+             str(reply_write), str(out), sandbox.level()],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=KIT_ROOT,
             env=env, pass_fds=(reply_write,), start_new_session=True, text=True)
         os.close(reply_write)
@@ -254,4 +257,6 @@ def grade_folder(submission: Path, results: Path, *options: str) -> dict[str, di
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    sandbox.adopt(sys.argv[3])  # bulk found it once, for every grading process
+    sandbox.warm()  # the workers' zygote, before anything is graded
     serve(int(sys.argv[1]))

@@ -1,0 +1,27 @@
+"""What a worker process may do, and the trusted processes that hold it to that.
+
+Every worker runs confined at this machine's level (`levels.py`): resource limits, no address
+randomisation, a scrubbed environment, at the root levels a uid of its own from a pool
+(`identities.py`) and a cgroup of its own where the machine has them (`cgroups.py`, with the
+CPU clock the time limits are judged by), and when isolated its own namespaces and private
+root (`confine.py`). Each is started and kept by a keeper (`keeper.py`), which leaves nothing
+of it alive when it ends (`sweeps.py` finds and removes what it left), and is forked from a
+zygote that has imported what a worker needs (`zygote.py`) or exec'd afresh; `spawn.py` is the
+grader's side of starting and stopping one.
+
+The names below are what the rest of the kit uses.
+"""
+
+from .cgroups import CpuClock, make_cgroups, own_wait
+from .confine import INSIDE, ROOT_LEVELS, rlimits
+from .errors import SandboxError
+from .folders import state_folder
+from .identities import allocate, release, take, uid_pool
+from .levels import LEVELS, adopt, choose, exposed, level, refusal, require
+from .spawn import Process, start, warm, write
+from .sweeps import WORLD_WRITABLE, processes_of
+
+__all__ = ["INSIDE", "LEVELS", "ROOT_LEVELS", "WORLD_WRITABLE", "CpuClock", "Process", "SandboxError",
+           "adopt", "allocate", "choose", "exposed", "level", "make_cgroups", "own_wait", "processes_of",
+           "refusal", "release", "require", "rlimits", "start", "state_folder", "take", "uid_pool", "warm",
+           "write"]

@@ -1,0 +1,147 @@
+"""The sandbox level: how far a worker is isolated here, settled once per process.
+
+- `isolated` (root with CAP_SYS_ADMIN): new mount, PID, network, IPC and UTS namespaces; a
+  private root file system holding only the Python installation, read-only, and the worker's
+  folder, a size-limited tmpfs; a uid of its own.
+- `unprivileged` (root without CAP_SYS_ADMIN, as a default container): a uid of its own, so its
+  files, processes and folder are closed to every other worker.
+- `limits` (not root): resource limits only; the worker runs as the grader's own account.
+
+`level()` is the strongest level that works on this machine, found by starting a worker that
+does nothing, or `refused` when the grader is root and no unprivileged identity can run its
+Python (submission code never runs as root). Nothing in the environment changes it. It may be
+lowered only by name (`choose`, for the `--sandbox-level` option), and never to a level the
+machine cannot give nor to `limits` as root; `autograder bulk` hands the level it found to its
+grading processes on their command line (`adopt`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+from . import spawn
+from .confine import ROOT_LEVELS
+from .errors import SandboxError
+
+LEVELS = ("isolated", "unprivileged", "limits")
+PROBE = ["-I", "-c", "pass"]  # a worker that only starts the grader's Python
+PROBE_SECONDS = 60.0
+
+_level: str | None = None  # this process's level, once found, chosen or adopted
+
+
+def level() -> str:
+    """This process's level: one of LEVELS, or `refused` (see `refusal`)."""
+    global _level
+    if _level is None:
+        _level = _strongest()
+    return _level
+
+
+def _strongest() -> str:
+    if os.geteuid() != 0:
+        return "limits"
+    for candidate in ROOT_LEVELS:
+        if _works(candidate):
+            return candidate
+    return "refused"
+
+
+def _check_name(name: str, where: str) -> None:
+    """SandboxError when `name` is no level, or one this account may not have."""
+    if name not in LEVELS:
+        raise SandboxError(f"{where} {name}: not a sandbox level; give one of {', '.join(LEVELS)}")
+    root = os.geteuid() == 0
+    if name == "limits" and root:
+        raise SandboxError(f"{where} limits: the grader runs as root, and at the limits level the "
+                           "submission would run as root too; submission code never runs as root. "
+                           "Give unprivileged, or leave the option out")
+    if name in ROOT_LEVELS and not root:
+        raise SandboxError(f"{where} {name}: needs the grader to run as root; this account can have "
+                           "only the limits level")
+
+
+def choose(name: str, where: str = "--sandbox-level") -> str:
+    """Set this process's level to `name`, asked for by `where` (an option a user gave): a level
+    the machine gives (it is tried), never `limits` as root. SandboxError, naming `where` and
+    the fix, otherwise."""
+    global _level
+    _check_name(name, where)
+    if name in ROOT_LEVELS and not _works(name):
+        strongest = level()
+        if strongest == "refused":
+            raise SandboxError(refusal())
+        raise SandboxError(f"{where} {name}: this machine cannot give that level (it gives "
+                           f"{strongest}); give {strongest}, a lower level, or leave the option out")
+    _level = name
+    return name
+
+
+def adopt(name: str) -> None:
+    """Take the level a bulk run settled for this machine (one of LEVELS, or `refused`), handed
+    on its grading processes' command lines, which no submission and no environment variable
+    can set; SandboxError when it is no level or one this account may not have."""
+    global _level
+    if name != "refused":
+        _check_name(name, "the level handed over by autograder bulk:")
+    _level = name
+
+
+def require() -> str:
+    """The level, or SandboxError when submissions may not run here."""
+    chosen = level()
+    if chosen == "refused":
+        raise SandboxError(refusal())
+    return chosen
+
+
+def _works(candidate: str) -> bool:
+    """Can a worker start at this level here? (One short run of this Python, doing nothing.)"""
+    try:
+        process = spawn.start(candidate, [], 1, False, first=b"", forked=False,
+                              program=[sys.executable, *PROBE], source=b"")
+    except (OSError, SandboxError):
+        return False
+    try:
+        return process.status(PROBE_SECONDS) == 0
+    finally:
+        process.stop()
+
+
+def _closed_to_others(path: str) -> str | None:
+    """The first folder on the way to `path` (as written, then as its links resolve) that other
+    accounts may not enter, or `path` itself when they may not run it; None when they can."""
+    real = Path(os.path.realpath(path))
+    for folder in [*reversed(Path(os.path.abspath(path)).parents), *reversed(real.parents)]:
+        if not os.stat(folder).st_mode & stat.S_IXOTH:
+            return str(folder)
+    return None if os.stat(real).st_mode & stat.S_IXOTH else str(real)
+
+
+def exposed(folder: Path, what: str) -> str | None:
+    """Why `folder` must not be used at this level, if it must not: a worker with no private view
+    of the files (`unprivileged`) reads whatever any account can reach."""
+    if level() != "unprivileged":
+        return None
+    real = Path(os.path.realpath(folder))
+    if all(os.stat(part).st_mode & stat.S_IXOTH for part in [real, *real.parents]):
+        return (f"{folder}: {what} is open to every account here, and submissions run as "
+                "unprivileged accounts with no private view of the files: close it to them "
+                f"(chmod 700 {folder}) and grade again")
+    return None
+
+
+def refusal() -> str:
+    """Why no worker may start at this machine's level (`level() == "refused"`)."""
+    blocker = _closed_to_others(sys.executable)
+    where = (f"{sys.executable} (really {os.path.realpath(sys.executable)}) lies under {blocker}, "
+             "which other accounts may not enter" if blocker else
+             f"{sys.executable} did not start as an unprivileged account")
+    return (f"the grader refuses to run submissions: it runs as root without mount rights "
+            f"(CAP_SYS_ADMIN), so each worker must run as an unprivileged account of its own, and "
+            f"no such account can run the grader's Python: {where}. Student code never runs as root. "
+            "Fix: install the kit into a Python that every account can run (for example a venv made "
+            "with /usr/bin/python3 -m venv /opt/autograder), or give the grader CAP_SYS_ADMIN")
