@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -20,8 +21,9 @@ from autograder import judge, parts, sandbox, scenarios, scoring
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
 from autograder.misconceptions import CATALOGUE
 from autograder.parts import Part
-from autograder.questions import Questions, SecretError, Seed, official_seed, read_secret
-from autograder.runner import LiveReference, Runner, SealedReference, SealError, seal
+from autograder.questions import MIN_QUESTIONS, Questions, SecretError, Seed, official_seed, read_secret
+from autograder.runner import BUSY_EXIT, LiveReference, MachineBusy, Runner, SealedReference, SealError, seal
+from autograder.worker import Outcome
 
 SEALED_REFERENCE = Path(__file__).parent / "reference.json"
 GIVEN_CHECK = "value:given_operations"
@@ -232,6 +234,9 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
             pytest.fail(f"Not checked, a fault of the grader: this check names misconception {unknown[0]!r}, "
                         "which autograder/misconceptions.py does not list. Tell the course staff.",
                         pytrace=False)
+        asked = request.getfixturevalue("ask") if "ask" in request.fixturenames else None
+        if asked is not None and (problem := asked.too_few(MIN_QUESTIONS)):  # at every seed, the public one too
+            pytest.fail(f"Not checked, a fault of the grader: {problem} Tell the course staff.", pytrace=False)
         expected, got, limit = runner.run(scenario_id, kwargs, part)
         loose = tolerance == "training"
         strict = judge.Tolerance(tolerances.rel, tolerances.abs)
@@ -252,8 +257,8 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
             outcome = judge.Verdict(False, f"Not checked, a fault of the grader: {error} in scenario "
                                     f"{scenario_id}. Tell the course staff.")
         if not outcome.passed and not outcome.message.startswith("Not checked"):
-            if got.unloaded:
-                outcome.message = judge.quoted(got.failure)
+            if got.outcome is Outcome.UNLOADED:
+                outcome.message, outcome.unloaded = judge.quoted(got.failure), True
             elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
                 outcome.message = "\n".join(textwrap.fill(sentence, 88) for sentence in changed)
             else:
@@ -264,7 +269,7 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                     said = "\n".join(textwrap.fill(sentence, 88) for sentence in changed)
                     outcome.message = said + "\n\n" + outcome.message
                     outcome.misconception = None
-                if runner.unsteady(scenario_id, kwargs):
+                if runner.answers_differently_again(scenario_id, kwargs):
                     outcome.message += "\n\n" + judge.UNSTEADY
                 outcome.kit_reverse = scenario.kit_reverse
         request.node.stash[VERDICT] = outcome
@@ -272,6 +277,20 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
             pytest.fail(f"[counts for {part}]\n{outcome.message}", pytrace=False)
 
     return check
+
+
+BUSY = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """A machine too busy to run a scenario ends the grading, with no score and exit status
+    BUSY_EXIT, so that it is graded again later: never a silent zero."""
+    try:
+        return (yield)
+    except MachineBusy as error:
+        item.config.stash[BUSY] = str(error)
+        pytest.exit(str(error), returncode=BUSY_EXIT)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -286,7 +305,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             test=item.name, part=item.get_closest_marker("part").args[0], passed=report.passed,
             message="" if report.passed else message,
             misconception=verdict.misconception if verdict else None,
-            kit_reverse=bool(verdict and verdict.kit_reverse),
+            kit_reverse=bool(verdict and verdict.kit_reverse), unloaded=bool(verdict and verdict.unloaded),
             kit_snippet=verdict.kit_snippet if verdict and not report.passed else None))
     return report
 
@@ -315,7 +334,7 @@ def needs(outcomes: list[scoring.Outcome]) -> list[scoring.Outcome]:
     declared = parts.declared()
     for outcome in outcomes:
         needed = [p.id for p in declared.values() if outcome.part in p.also_costs]
-        if outcome.passed or not needed:
+        if outcome.passed or outcome.unloaded or not needed:
             continue
         failing = [part for part in needed if part in lost]
         one = len(needed) == 1
@@ -384,7 +403,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                                         "solutions/ or the suite that asks for it")
             return
     outcomes = config.stash.get(OUTCOMES, None)
-    if not outcomes:
+    if not outcomes or BUSY in config.stash:
         return
     grading = grading_of(config)
     scores = scoring.score(outcomes_with_notes(outcomes, runner), grading)
@@ -399,6 +418,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and NOT_SEALED in config.stash:
         reporter.write_line(config.stash[NOT_SEALED], red=True)
+    if BUSY in config.stash:  # no score: said on stderr, where `autograder bulk` reads the reason
+        sys.stderr.write(f"autograder: {config.stash[BUSY]}\n")
     if not scores or reporter is None:
         return
     partial = config.stash.get(DESELECTED, 0) > 0 or any(s.total == 0 for s in scores)

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .escape import SURROGATE, clean, printable
+from .parts import ENGINES
 from .submission import UnreadableFile, read_regular
 
-ENGINES = ("value", "tensor", "dual")
 # The names a module must define to be taken for an engine file.
 DEFINES = {"Value": "value", "unbroadcast": "tensor", "Tensor": "tensor", "cross_entropy": "tensor",
            "Dual": "dual"}

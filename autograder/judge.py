@@ -28,11 +28,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .misconceptions import CATALOGUE
+from .worker import Outcome
 
 if TYPE_CHECKING:
     from .worker import Answer
 
 FD_SUFFIX = "_fd"
+PRINTED_A_LOT = 1_000_000  # bytes a scenario printed that may alone explain a timeout
 MAX_TEXT = 10_000
 UNSTEADY = textwrap.fill(
     "Run again in a fresh process, this scenario gave a different answer. Your engine's result "
@@ -78,6 +80,7 @@ class Verdict:
     # does not pass yet): a message swaps the one for the other.
     kit_snippet: tuple[str, str] | None = None
     kit_reverse: bool = False  # the scenario ran the kit's own reverse pass, not backward()
+    unloaded: bool = False  # the engine file it needs is missing or did not import: that is the cause
 
 
 Suspect = Callable[[object, "Answer"], bool]
@@ -499,8 +502,11 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
     stub = None
     if got.failure:
         came_out = quoted(got.failure)
-        if got.failure.startswith("timed out"):
+        if got.outcome is Outcome.TIMED_OUT:
             came_out += f"; the reference takes {expected.seconds:.3f} s (limit {timeout:.1f} s)"
+            if got.printed >= PRINTED_A_LOT:
+                came_out += (f". It printed {got.printed / 1e6:.1f} MB meanwhile, and printing that much "
+                             "takes time of its own: print less (or nothing) there, and run it again")
     elif got.raised:
         came_out = f"raised {quoted(got.raised)}: {quoted(got.message)}" + (
             f"\n    at {quoted(got.where)}" if got.where else "")

@@ -24,6 +24,7 @@ from pathlib import Path
 PUBLIC = "public"
 SECRET_BYTES = 32
 DIGITS = 4  # decimals of a drawn number: short enough to read in a snippet
+MIN_QUESTIONS = 1000  # the fewest different questions a test may ask officially (Questions.too_few)
 
 
 class SecretError(Exception):
@@ -95,25 +96,55 @@ def make_secret(path: Path) -> bool:
 
 class Questions:
     """The numbers one test asks, in the order it asks them: public values at the public seed,
-    else drawn from the seed and the test's own name, so that no test's draws move another's."""
+    else drawn from the seed and the test's own name, so that no test's draws move another's.
+
+    An official draw is never the public value, so no answer the handout's table holds is ever
+    asked. `space` counts the different questions the test can ask officially (the product of
+    each draw's choices): where it is small, a student could collect every answer from feedback
+    over a few resubmissions, and the `ask` fixture refuses the test (`too_few`).
+    """
 
     def __init__(self, seed: Seed, test: str) -> None:
         self.rng = None if seed.public else random.Random(f"{seed.value}:{test}")
+        self.test = test
+        self.space = 1
 
     def number(self, public: float, low: float, high: float) -> float:
         """A float in [low, high] (public: `public`), to DIGITS decimals."""
         if not low <= public <= high:
             raise ValueError(f"the public value {public} lies outside its range [{low}, {high}]")
+        self.space *= max(1, round((high - low) * 10**DIGITS))
         if self.rng is None:
             return float(public)
-        return min(max(round(self.rng.uniform(low, high), DIGITS), low), high)
+        while (drawn := min(max(round(self.rng.uniform(low, high), DIGITS), low), high)) == public and low < high:
+            pass
+        return drawn
 
     def whole(self, public: int, low: int, high: int) -> int:
         """An int in [low, high] (public: `public`)."""
         if not low <= public <= high:
             raise ValueError(f"the public value {public} lies outside its range [{low}, {high}]")
-        return public if self.rng is None else self.rng.randint(low, high)
+        self.space *= max(1, high - low)
+        if self.rng is None:
+            return public
+        while (drawn := self.rng.randint(low, high)) == public and low < high:
+            pass
+        return drawn
 
     def seed(self, public: int) -> int:
         """The seed of a scenario's own generator (public: `public`)."""
-        return public if self.rng is None else self.rng.randrange(1, 2**31)
+        self.space *= 2**31 - 2
+        if self.rng is None:
+            return public
+        while (drawn := self.rng.randrange(1, 2**31)) == public:
+            pass
+        return drawn
+
+    def too_few(self, at_least: int) -> str | None:
+        """Why this test's questions could be collected by resubmitting (fewer than `at_least`
+        different official ones), or None."""
+        if self.space >= at_least:
+            return None
+        return (f"{self.test} can ask only {self.space} different questions in an official grading (fewer "
+                f"than {at_least:,}): a student could collect every answer from feedback by resubmitting. "
+                "Widen the ranges it asks with ask.number/ask.whole, or draw ask.seed for its scenario.")

@@ -4,17 +4,15 @@ The reference answers either live, from `solutions/` in a worker of its own, or 
 sealed file of answers made earlier from `solutions/` (where the solutions must not ship).
 Times are CPU times, measured by the trusted side, so a busy machine moves no limit. A
 scenario that the machine left without CPU for `wall_clock_seconds` is run again in a fresh
-worker; when that happens every time, the grading stops without a score (exit status
-BUSY_EXIT), so that the grade is made again later instead of being a silent zero.
+worker; when that happens every time, MachineBusy stops the grading without a score (the
+plugin exits with BUSY_EXIT), so that the grade is made again later, never a silent zero.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -25,51 +23,34 @@ from .config import Grading, Limits
 from .judge import answered
 from .questions import Seed
 from .stubs import Handout, StubError, handout
-from .worker import Answer, Worker, read_files
+from .worker import Answer, Outcome, Worker, read_files
 
 BUSY_RETRIES = 2
 BUSY_EXIT = 75  # EX_TEMPFAIL: try again later
-LIVE: list[Worker] = []  # every worker of this process, to be stopped if grading is abandoned
 
 
 class SealError(Exception):
     """A sealed reference that cannot be used; the message says why."""
 
 
-def abandon(message: str, code: int = BUSY_EXIT) -> None:
-    """Stop grading now, with no score written: every worker stopped, the reason on stderr."""
-    for worker in LIVE:
-        worker.close()
-    sys.stderr.write(f"autograder: {message}\n")
-    sys.stderr.flush()
-    os._exit(code)
+class MachineBusy(Exception):
+    """The machine left a scenario without CPU every time it ran: no grade can be made now."""
 
 
-def patient(worker: Worker, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Answer:
-    """worker.run, again in a fresh worker when the machine was too busy to run it."""
+def run_unless_busy(worker: Worker, scenario_id: str, kwargs: dict, limit: float,
+                    draw: bool = False) -> Answer:
+    """worker.run, again in a fresh worker (up to BUSY_RETRIES times) while the machine was too
+    busy to run it. Raises MachineBusy when it was too busy every time."""
     drawing = {"draw": True} if draw else {}
     answer = worker.run(scenario_id, kwargs, limit, **drawing)
     for _ in range(BUSY_RETRIES):
-        if not answer.busy:
+        if answer.outcome is not Outcome.BUSY:
             return answer
         answer = worker.run(scenario_id, kwargs, limit, **drawing)
-    if answer.busy:
-        abandon(f"{scenario_id}: {answer.failure}, {BUSY_RETRIES + 1} times; grade this submission "
-                "again when the machine is less loaded")
+    if answer.outcome is Outcome.BUSY:
+        raise MachineBusy(f"{scenario_id}: {answer.failure}, {BUSY_RETRIES + 1} times; grade this "
+                          "submission again when the machine is less loaded")
     return answer
-
-
-def new_worker(folder: Path, limits: Limits, share: bool = True) -> Worker:
-    worker = Worker(folder, limits, share=share)
-    LIVE.append(worker)
-    return worker
-
-
-def close(worker: Worker) -> None:
-    """Stop a worker for good (a grading process that stays grades many submissions)."""
-    worker.close()
-    with contextlib.suppress(ValueError):
-        LIVE.remove(worker)
 
 
 def start_sandbox() -> str:
@@ -112,16 +93,16 @@ class LiveReference:
         start_sandbox()
         if problem := sandbox.exposed(folder, "the reference"):
             pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
-        self.worker = new_worker(folder, grading.limits, share=False)
+        self.worker = Worker(folder, grading.limits, share=False)
         if sha256 is not None and files_digest(self.worker.files) != sha256.lower():
-            close(self.worker)
+            self.worker.close()
             pytest.exit(f"{folder}: not the reference this grading was given (its files changed since "
                         "the grading began); grade again", returncode=pytest.ExitCode.USAGE_ERROR)
         self.draw = draw
         try:
             self.handout = handout(folder)
         except StubError as error:
-            close(self.worker)
+            self.worker.close()
             pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
         self.answers: dict[str, Answer] = {}
         self.drawn: dict[str, list | None] = {}
@@ -131,7 +112,8 @@ class LiveReference:
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
-            self.answers[key] = patient(self.worker, scenario_id, kwargs, self.timeout, draw=self.draw)
+            self.answers[key] = run_unless_busy(self.worker, scenario_id, kwargs, self.timeout,
+                                                draw=self.draw)
             self.names[key] = scenario_id
         return self.answers[key]
 
@@ -142,7 +124,8 @@ class LiveReference:
             return answer.graphs
         key = scenario_key(scenario_id, kwargs)
         if key not in self.drawn:
-            self.drawn[key] = patient(self.worker, scenario_id, kwargs, self.timeout, draw=True).graphs
+            answer = run_unless_busy(self.worker, scenario_id, kwargs, self.timeout, draw=True)
+            self.drawn[key] = answer.graphs
         return self.drawn[key]
 
     def failures(self) -> list[str]:
@@ -150,7 +133,7 @@ class LiveReference:
         return sorted({self.names[key] for key, answer in self.answers.items() if not answered(answer)})
 
     def close(self) -> None:
-        close(self.worker)
+        self.worker.close()
 
 
 class SealedReference:
@@ -169,11 +152,12 @@ class SealedReference:
             sealed = json.loads(data)
             self.seed, records = Seed(sealed["questions"]), sealed["answers"]
             self.handout = Handout(**sealed["handout"])
-        except (ValueError, KeyError, TypeError):
+            self.drawn = {key: value.pop("graphs", None) for key, value in records.items()}
+            self.answers = {key: Answer(**{**value, "outcome": Outcome(value["outcome"])})
+                            for key, value in records.items()}
+        except (ValueError, KeyError, TypeError, AttributeError):
             raise SealError(f"{path}: not a sealed reference this kit can read; seal it again from "
                             "solutions/ with --seal-reference") from None
-        self.drawn = {key: value.pop("graphs", None) for key, value in records.items()}
-        self.answers = {key: Answer(**value) for key, value in records.items()}
 
     def answer(self, scenario_id: str, kwargs: dict) -> Answer:
         try:
@@ -199,7 +183,7 @@ def seal(reference: LiveReference, path: Path, seed: Seed) -> list[str]:
     # Sorted by key, but each answer's own keys in the order the scenario made them: the judge
     # reports the first difference in that order, live or sealed alike. The graphs are kept as
     # text, read only for a failed scenario's message.
-    records = {key: {**asdict(answer), "output": "",
+    records = {key: {**asdict(answer), "output": "", "outcome": answer.outcome.value,
                      "graphs": json.dumps(answer.graphs) if answer.graphs else None}
                for key, answer in sorted(reference.answers.items())}
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -217,7 +201,7 @@ class Runner:
                  grading: Grading) -> None:
         start_sandbox()
         self.grading = grading
-        self.submission = new_worker(submission, grading.limits)
+        self.submission = Worker(submission, grading.limits)
         self.reference = reference
         self.answers: dict[str, tuple[Answer, Answer, float]] = {}
         self.second: Worker | None = None
@@ -237,15 +221,15 @@ class Runner:
             limit = time_limit(self.grading.limits, expected.seconds)
             streak = self.timeouts.get(part, 0)
             if streak >= self.grading.limits.timeouts_per_part:
-                got = Answer(failure=f"not run: the last {streak} scenarios of this part timed out")
+                got = Answer(failure=f"not run: the last {streak} scenarios of this part timed out",
+                             outcome=Outcome.NOT_RUN)
             else:
-                got = patient(self.submission, scenario_id, kwargs, limit)
-                timed_out = (got.failure or "").startswith("timed out")
-                self.timeouts[part] = streak + 1 if timed_out else 0
+                got = run_unless_busy(self.submission, scenario_id, kwargs, limit)
+                self.timeouts[part] = streak + 1 if got.outcome is Outcome.TIMED_OUT else 0
             self.answers[key] = expected, got, limit
         return self.answers[key]
 
-    def again(self, scenario_id: str, kwargs: dict) -> Answer:
+    def rerun(self, scenario_id: str, kwargs: dict) -> Answer:
         """A failed scenario run once more, in a second worker (a fresh process, whose state no
         judged answer depends on, so that a submission learns nothing it could use from being
         asked), drawing its graphs on the way: for the failure's message only."""
@@ -253,9 +237,8 @@ class Runner:
         if key not in self.second_answers:
             _, _, limit = self.run(scenario_id, kwargs)
             if self.second is None:
-                self.second = self.submission.twin()
-                LIVE.append(self.second)
-            self.second_answers[key] = patient(self.second, scenario_id, kwargs, limit, draw=True)
+                self.second = self.submission.fresh_copy()
+            self.second_answers[key] = run_unless_busy(self.second, scenario_id, kwargs, limit, draw=True)
         return self.second_answers[key]
 
     def drawings(self, scenario_id: str, kwargs: dict) -> tuple[list | None, list | None]:
@@ -263,17 +246,18 @@ class Runner:
         failed. The submission's come from running it again (a correct submission never pays
         for them), and only where the reference drew some and that run answered exactly as the
         judged one did, so that they explain the very answer judged."""
-        def said(answer: Answer) -> str:
+        def what_it_said(answer: Answer) -> str:
             return json.dumps([answer.observations, answer.raised, answer.message], sort_keys=True)
 
         expected = self.reference.graphs(scenario_id, kwargs)
         if not expected:
             return None, None
         _, got, _ = self.run(scenario_id, kwargs)
-        again = self.again(scenario_id, kwargs)
-        return expected, (again.graphs if not again.failure and said(again) == said(got) else None)
+        rerun = self.rerun(scenario_id, kwargs)
+        same = not rerun.failure and what_it_said(rerun) == what_it_said(got)
+        return expected, (rerun.graphs if same else None)
 
-    def unsteady(self, scenario_id: str, kwargs: dict) -> bool:
+    def answers_differently_again(self, scenario_id: str, kwargs: dict) -> bool:
         """Does the submission answer differently in another process (with another history)?
 
         An engine that visits a set of parents, ordered by memory addresses, can do that.
@@ -281,11 +265,11 @@ class Runner:
         _, got, _ = self.run(scenario_id, kwargs)
         if got.observations is None:
             return False
-        again = self.again(scenario_id, kwargs)
-        return again.observations is not None and again.observations != got.observations
+        rerun = self.rerun(scenario_id, kwargs)
+        return rerun.observations is not None and rerun.observations != got.observations
 
     def close(self) -> None:
-        close(self.submission)
+        self.submission.close()
         self.reference.close()
         if self.second is not None:
-            close(self.second)
+            self.second.close()

@@ -24,6 +24,7 @@ class Outcome:
     misconception: str | None = None
     kit_reverse: bool = False  # judged through the kit's own reverse pass
     kit_snippet: tuple[str, str] | None = None  # its snippet, and the snippet as the kit ran it
+    unloaded: bool = False  # its engine file is missing or did not import: no other cause to name
 
 
 @dataclass

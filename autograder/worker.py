@@ -14,6 +14,7 @@ marked `busy`: the machine, not the submission, was slow.
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import select
@@ -25,9 +26,9 @@ from pathlib import Path
 
 from . import sandbox, scenarios
 from .config import Limits
+from .parts import ENGINES
 from .submission import UnreadableFile, read_regular
 
-ENGINE_FILES = ("value", "tensor", "dual")
 CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_bytes()
 # The worker's command line: its inside's source comes on its standard input, not here. Its
 # environment is the sandbox's alone, so Python reads it (PYTHONHASHSEED among it: the same
@@ -39,20 +40,34 @@ PROGRAM = [sys.executable, "-s", "-B", "-u", "-c", BOOT]
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
 
 
+class Outcome(enum.Enum):
+    """How a request ended. Every outcome but ANSWERED comes with its message in
+    `Answer.failure`, made where the outcome is decided (the functions below name them)."""
+
+    ANSWERED = "answered"  # observations, or the exception the submission's code raised
+    TIMED_OUT = "timed out"  # its CPU time or its idle budget ran out: timed_out(), judge_time()
+    BUSY = "busy"  # the machine gave it no CPU for wall_clock_seconds: never a grade (judge_time)
+    UNLOADED = "unloaded"  # its engine file is missing, unreadable or did not import
+    CRASHED = "crashed"  # the worker died, or closed its channel, before answering (Worker._death)
+    MALFORMED = "malformed"  # the answer was not what the worker's inside writes (Answer.from_json)
+    NOT_RUN = "not run"  # its part's scenarios timed out timeouts_per_part times in a row (Runner.run)
+
+
 @dataclass
 class Answer:
     """What one request produced: observations, an exception's name, or why there is none.
-    `seconds` is the CPU time the worker used for it, as the trusted side measured it."""
+    `seconds` is the CPU time the worker used for it, as the trusted side measured it;
+    `printed` the bytes it printed, of which `output` keeps the first `output_kb`."""
 
     observations: object = None
     raised: str | None = None
     message: str = ""
     where: str = ""
     failure: str | None = None
+    outcome: Outcome = Outcome.ANSWERED
     seconds: float = 0.0
     output: str = ""
-    unloaded: bool = False  # the file the scenario needs is missing or did not import
-    busy: bool = False
+    printed: int = 0
     graphs: list | None = None  # the graphs the scenario drew, untrusted: see graphs.py
 
     @classmethod
@@ -60,16 +75,17 @@ class Answer:
         try:
             data = json.loads(line)
         except (ValueError, RecursionError):
-            return cls(failure="the worker's answer was not valid JSON")
+            return cls(failure="the worker's answer was not valid JSON", outcome=Outcome.MALFORMED)
         if not isinstance(data, dict):
-            return cls(failure="the worker's answer had the wrong form")
-        if data.get("timeout") is True:
-            return cls(failure=TIMED_OUT)
+            return cls(failure="the worker's answer had the wrong form", outcome=Outcome.MALFORMED)
+        if data.get("timeout") is True:  # its own timer stopped it: the trusted side says for how long
+            return cls(failure="timed out", outcome=Outcome.TIMED_OUT)
         if "unplain" in data:
-            return cls(failure=f"the scenario's observations were not plain data: {data['unplain']}")
+            return cls(failure=f"the scenario's observations were not plain data: {data['unplain']}",
+                       outcome=Outcome.MALFORMED)
         texts = {key: data.get(key, "") for key in ("message", "where")}
         if "raised" in data and not all(isinstance(t, str) for t in (data["raised"], *texts.values())):
-            return cls(failure="the worker's answer had the wrong form")
+            return cls(failure="the worker's answer had the wrong form", outcome=Outcome.MALFORMED)
         graphs = data.get("graphs")
         return cls(observations=data.get("observations"), raised=data.get("raised"),
                    graphs=graphs if isinstance(graphs, list) else None, **texts)
@@ -78,14 +94,15 @@ class Answer:
 def read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, Answer]]:
     """The engine files of a folder, read once: what each holds, and why some cannot be used."""
     files, broken = {}, {}
-    for name in ENGINE_FILES:
+    for name in ENGINES:
         path = folder / f"{name}.py"
         if not os.path.lexists(path):
             continue
         try:
             files[name] = read_regular(path)
         except UnreadableFile as error:
-            broken[name] = Answer(failure=f"{error}; the parts that need {name}.py score 0")
+            broken[name] = Answer(failure=f"{error}; the parts that need {name}.py score 0",
+                                  outcome=Outcome.UNLOADED)
     return files, broken
 
 
@@ -143,7 +160,7 @@ class Worker:
         self.loaded: set[str] = set()
         self.import_output = ""
 
-    def twin(self) -> Worker:
+    def fresh_copy(self) -> Worker:
         """Another worker for the same files, as they were read the first time, sharing this
         one's idle budget."""
         return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle,
@@ -211,11 +228,12 @@ class Worker:
                 if process.answers in ready:
                     chunk = os.read(process.answers, 1 << 20)
                     if not chunk:
-                        return Answer(failure=self._death())
+                        return Answer(failure=self._death(), outcome=Outcome.CRASHED)
                     self.buffer += chunk
                     if len(self.buffer) > MAX_ANSWER_BYTES:
                         self.stop()
-                        return Answer(failure="the worker's answer was larger than 32 MB")
+                        return Answer(failure="the worker's answer was larger than 32 MB",
+                                      outcome=Outcome.MALFORMED)
             if waits_start is not None:
                 measured = _idle(clock, waits_start, time.monotonic() - wall_start,
                                  clock.seconds() - cpu_start + family_cpu)
@@ -228,8 +246,8 @@ class Worker:
         line, self.buffer = self.buffer.split(b"\n", 1)
         answer = Answer.from_json(line)
         answer.seconds = clock.seconds() - cpu_start
-        if answer.failure == TIMED_OUT or answer.seconds > limit:
-            answer = Answer(failure=timed_out(limit), seconds=answer.seconds)
+        if answer.outcome is Outcome.TIMED_OUT or answer.seconds > limit:
+            answer = Answer(failure=timed_out(limit), outcome=Outcome.TIMED_OUT, seconds=answer.seconds)
         return answer
 
     def _death(self) -> str:
@@ -268,7 +286,7 @@ class Worker:
             raise
         if self.process is not None and self.process.clock.others() and not self.process.clock.kill_others():
             self.stop()  # what it started would not die: the next request gets a fresh worker
-        answer.output = output.text()
+        answer.output, answer.printed = output.text(), len(output.kept) + output.dropped
         if answer.raised == "MemoryError":
             answer.message = f"the memory limit of {self.limits.memory_mb} MB was reached"
         return answer
@@ -278,12 +296,13 @@ class Worker:
         if name in self.broken:
             return self.broken[name]
         if name not in self.files:
-            self.broken[name] = Answer(failure=f"{name}.py is missing from the submission")
+            self.broken[name] = Answer(failure=f"{name}.py is missing from the submission",
+                                       outcome=Outcome.UNLOADED)
             return self.broken[name]
         if name in self.loaded and self.process is not None:
             return None
         answer = self._call({"load": name}, self.limits.import_seconds)
-        if answer.busy:
+        if answer.outcome is Outcome.BUSY:
             return answer
         if answer.failure or answer.raised:
             self.broken[name] = answer
@@ -299,9 +318,9 @@ class Worker:
         engine = scenarios.scenario(scenario_id).engine
         problem = self.load(engine)
         if problem is not None:
-            if problem.busy:
+            if problem.outcome is Outcome.BUSY:
                 return problem
-            return Answer(failure=describe_load_problem(engine, problem), unloaded=True)
+            return Answer(failure=describe_load_problem(engine, problem), outcome=Outcome.UNLOADED)
         request = {"scenario": scenario_id, "kwargs": kwargs, **({"draw": True} if draw else {})}
         return self._call(request, limit)
 
@@ -309,7 +328,6 @@ class Worker:
         self.stop()
 
 
-TIMED_OUT = "timed out"
 GRACE_SECONDS = 0.05  # CPU time a worker has to answer once its own timer has interrupted it
 IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
 IDLE_FREE_SECONDS = 0.05  # idle time of every request that is not charged: the pipes' and the grader's
@@ -349,15 +367,16 @@ def judge_time(limit: float, grace: float, idle_limit: float, cap: float, cpu: f
     `idle_limit`, what is left of the submission's `idle_seconds`, it times out), and wall-clock
     time (which only a machine too busy to give the worker a CPU uses up)."""
     if cpu > limit + grace:
-        return Answer(failure=timed_out(limit), seconds=cpu)
+        return Answer(failure=timed_out(limit), outcome=Outcome.TIMED_OUT, seconds=cpu)
     if idle is not None and idle > idle_limit:
         budget = f"; a submission may do so for {idle_seconds:g} s in all" if idle_seconds is not None else ""
         return Answer(failure=f"{timed_out(limit)}: it slept or waited for {idle:.1f} s without "
                               f"using the CPU (a sleep, a lock, a read that never returns?){budget}",
-                      seconds=cpu)
+                      outcome=Outcome.TIMED_OUT, seconds=cpu)
     if wall > cap:
         return Answer(failure=f"the machine was too busy: after {wall:.0f} s of wall-clock time the "
-                              f"worker had had only {cpu:.2f} s of CPU time", seconds=cpu, busy=True)
+                              f"worker had had only {cpu:.2f} s of CPU time", seconds=cpu,
+                      outcome=Outcome.BUSY)
     return None
 
 
@@ -365,6 +384,6 @@ def describe_load_problem(engine: str, answer: Answer) -> str:
     if answer.raised:
         where = f" ({answer.where})" if answer.where else ""
         return f"importing {engine}.py raised {answer.raised}: {answer.message}{where}"
-    if (answer.failure or "").startswith(f"{engine}.py"):  # missing, or not a file to read
+    if answer.outcome is Outcome.UNLOADED:  # missing, or not a file to read: it says so itself
         return answer.failure
     return f"importing {engine}.py failed: {answer.failure}"

@@ -83,10 +83,10 @@ def as_bulk(reference: list[str], folder: Path, repeat: int) -> float:
             args = graders.pytest_args("--submission", str(KIT / "solutions"), *reference,
                                        "--results-json", str(folder / f"results-{index}.json"), "--tb=line")
             start = time.perf_counter()
-            code = pool.grade(args, folder / f"log-{index}.txt", cap=600)
+            ending = pool.grade(args, folder / f"log-{index}.txt", cap=600)
             times.append(time.perf_counter() - start)
-            if code != 0:
-                raise SystemExit(f"bench/suite.py: grading the reference failed ({code})")
+            if ending.code != 0:
+                raise SystemExit(f"bench/suite.py: grading the reference failed ({ending})")
         return statistics.median(times[1:])
     finally:
         pool.close()

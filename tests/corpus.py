@@ -258,8 +258,8 @@ BUGS = (
         Edit("value", "other.grad += self.data * out.grad", "other.grad += self.data"),
         loses=MUL_AND_TRAINING, names={"ignores-upstream"}),
     bug("mul-number-not-wrapped",
-        Edit("value", 'may be used twice.\n        """\n        other = other if isinstance(other, Value) '
-                      'else Value(other)\n', 'may be used twice.\n        """\n'),
+        Edit("value", 'a plain number\n        other = other if isinstance(other, Value) else Value(other)\n',
+             'a plain number\n'),
         loses=MUL_AND_TRAINING, names={"number-not-wrapped"}),
     # The gradient at x = 400 comes out 1 - 400**2 instead of 0, so value.stability goes too.
     bug("tanh-derivative-of-input",
@@ -313,8 +313,8 @@ BUGS = (
              "other.grad = -self.data / other.data**2 * out.grad"),
         loses={"value.truediv"}, names={"overwrites-gradient"}),
     bug("truediv-number-not-wrapped",
-        Edit("value", 'are both correct.\n        """\n        other = other if isinstance(other, Value) '
-                      'else Value(other)\n', 'are both correct.\n        """\n'),
+        Edit("value", 'with the quotient rule\n        other = other if isinstance(other, Value) else Value(other)\n',
+             'with the quotient rule\n'),
         loses={"value.truediv"}, names={"number-not-wrapped"}),
     bug("backward-in-forward-order",
         Edit("value", "for node in reversed(order):", "for node in order:"),

@@ -428,12 +428,12 @@ def test_the_cap_stops_the_whole_grading_process_and_the_next_gets_a_new_one(tmp
     try:
         log = tmp_path / "hang.log"
         hangs = [str(tmp_path / "test_hangs.py"), "-q", "-s", "-p", "no:cacheprovider"]
-        outcome = pool.grade(hangs, log, cap=2.0)
-        assert "wall-clock cap" in outcome
+        ending = pool.grade(hangs, log, cap=2.0)
+        assert ending.code is None and "wall-clock cap" in ending.reason
         assert not alive(int(log.read_text().split()[0]))
         again = pool.grade([str(tmp_path / "test_passes.py"), "-q", "-p", "no:cacheprovider"],
                            tmp_path / "pass.log", cap=60.0)
-        assert again == 0, (tmp_path / "pass.log").read_text()
+        assert again == graders.Ending(0), (tmp_path / "pass.log").read_text()
     finally:
         pool.close()
 

@@ -493,18 +493,16 @@ SLEEPS_IN_EVERY_SCENARIO = """
 import sys as _sys, time as _time, types as _types
 
 def _sleeping(function):
-    engine = function.__code__.co_varnames[0]
-    space = {"_function": function, "_time": _time}
-    exec(f"def sleeping({engine}, *args, **kwargs):\\n    _time.sleep(0.5)\\n"
-         f"    return _function({engine}, *args, **kwargs)", space)
-    return space["sleeping"]
+    def sleeping(*args, **kwargs):
+        _time.sleep(0.5)
+        return function(*args, **kwargs)
+    sleeping.__dict__.update(vars(function))  # its @scenario declaration: the engine it takes
+    return sleeping
 
 for _name, _module in list(_sys.modules.items()):
     if _name.startswith("scenarios."):
         for _key, _value in list(vars(_module).items()):
-            if isinstance(_value, _types.FunctionType) and _value.__module__ == _name \\
-                    and not _key.startswith("_") \\
-                    and _value.__code__.co_varnames[:1] in (("value",), ("tensor",), ("dual",)):
+            if isinstance(_value, _types.FunctionType) and hasattr(_value, "engine"):
                 setattr(_module, _key, _sleeping(_value))
 """
 

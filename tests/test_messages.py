@@ -3,6 +3,7 @@ file, the very case that failed, and a score table that is the last thing printe
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,8 @@ def failures(submission: Path, tmp_path: Path, sealed: Path) -> tuple[dict[str, 
         failure = case.find("failure")
         if failure is not None:
             test = f"{case.get('classname').rsplit('.', 1)[1]}::{case.get('name')}"
-            messages[test] = failure.text or ""
+            text = failure.text or ""  # pytest's report opens with the part the test counts for
+            messages[test] = text.split("\n", 1)[1] if text.startswith("[counts for ") else text
     return parts, messages
 
 
@@ -169,3 +171,18 @@ def test_a_run_with_one_test_left_out_says_so():
     lines = pytest_output("-q", "--deselect", left_out)
     assert lines[-1].startswith("1 test was left out, so this total covers only what ran"), lines[-1]
     assert len([line for line in lines if line.split()[:1] and line.split()[0] in PARTS]) == len(PARTS)
+
+
+def test_a_timeout_that_printing_explains_says_how_much_was_printed(sealed_reference, tmp_path):
+    """A debug print of 10 MB in backward() takes the scenario's time: the message says so."""
+    folder = tmp_path / "prints-in-backward"
+    build(Submission("prints-in-backward", (Edit("value", """        order: list[Value] = []
+""", """        print("x" * 10_000_000)  # a debug print left in
+        order: list[Value] = []
+"""),)), KIT / "solutions", folder)
+    parts, messages = failures(folder, tmp_path, sealed_reference.path)
+    timed_out = [message for test, message in messages.items()
+                 if test.startswith("test_value_backward") and "timed out" in message]
+    assert timed_out, {test: m[:200] for test, m in messages.items()}
+    assert all(re.search(r"It printed \d+\.\d MB meanwhile, and printing that much takes time of its own", m)
+               for m in timed_out), timed_out[0]

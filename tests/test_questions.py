@@ -96,3 +96,20 @@ def test_every_seed_covers_the_whole_range(count):
         assert slices == list(range(count)) or count > 60  # a slice inside the margin moves to its edge
         if count >= 2:
             assert min(numbers) < 0 < max(numbers)
+
+
+def test_an_official_grading_never_asks_a_public_question():
+    """The handout's table answers the public questions: an official draw is never one of them,
+    even from a range of two."""
+    for seed in range(500):
+        ask = Questions(Seed(f"{seed:x}"), "t")
+        assert ask.whole(2, 2, 3) == 3 and ask.number(0.5, 0.5, 0.5001) == 0.5001
+        assert ask.seed(11) != 11 and ask.whole(5, 5, 5) == 5
+
+
+def test_a_test_that_asks_too_few_questions_is_named():
+    ask = Questions(Seed(), "test_x.py::test_y")
+    ask.whole(-4, -9, -2)
+    assert "test_x.py::test_y can ask only 7 different questions" in ask.too_few(1000)
+    ask.number(1.0, 0.5, 2.0)
+    assert ask.too_few(1000) is None

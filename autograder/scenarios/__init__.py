@@ -168,9 +168,9 @@ BINARY = ("+", "-", "*", "/")
 
 
 def given_checks(operations: list[str]) -> dict[str, list[str]]:
-    """The expressions, in two Value leaves `a` and `b` (both above 0), that the check of the
-    given operations tries for each of `operations`, by name in sorted order (as the request
-    carries them)."""
+    """The expressions that the check of the given operations tries for each of `operations`,
+    by name in sorted order (as the request carries them): in two Value leaves `a` and `b`,
+    both above 0, and a new leaf where a case needs a number below 0."""
     checks = {}
     for name in sorted(operations):
         if name == "Value":
@@ -178,7 +178,7 @@ def given_checks(operations: list[str]) -> dict[str, list[str]]:
         elif name == "unary -":
             checks[name] = ["-a"]
         elif name == "**":
-            checks[name] = ["a ** 3", "b ** -1", "a ** 0.5"]
+            checks[name] = ["a ** 3", "b ** -1", "a ** 0.5", "Value(-a.data) ** 2"]  # a base below 0 too
         elif name in BINARY:
             checks[name] = [f"a {name} b {name} b", f"a {name} 2", f"2 {name} a"]
         else:

@@ -217,19 +217,20 @@ def grade(job: Job, official: Official, cap: float, version: str, out: Path,
                                "--results-json", str(results), "--tb=line")
     start = time.monotonic()
     for _ in range(BUSY_ATTEMPTS):
-        code = pool.grade(args, log, cap)
-        if code != BUSY_EXIT:
+        ending = pool.grade(args, log, cap)
+        if ending.code != BUSY_EXIT:
             break
     seconds = round(time.monotonic() - start, 3)
+    code = ending.code
     try:
-        if code is None or pool.stopping:
+        if ending.interrupted or pool.stopping:
             return None
         if code == BUSY_EXIT:
             entry = entry_for(job.submission, version, seconds=seconds, status="failed",
                               reason=f"the machine was too busy to grade it fairly, {BUSY_ATTEMPTS} times "
                                      f"({last_line(log)}); grade it again when the machine is less loaded")
-        elif isinstance(code, str):
-            entry = entry_for(job.submission, version, seconds=seconds, status="failed", reason=code)
+        elif code is None:
+            entry = entry_for(job.submission, version, seconds=seconds, status="failed", reason=ending.reason)
         elif code not in (0, 1) or not results.is_file():
             entry = entry_for(job.submission, version, seconds=seconds, status="failed",
                               reason=f"pytest exited with status {code} and no results: {last_line(log)}")

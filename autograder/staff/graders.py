@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import sandbox
@@ -37,7 +38,7 @@ GRACE_SECONDS = 5.0  # after SIGINT, the time pytest gets to stop its own worker
 # full garbage collection to every session), and none changes an outcome. pytest-timeout is not
 # loaded either (PYTEST_DISABLE_PLUGIN_AUTOLOAD): here the cap on a whole grading is the last
 # resort, and every scenario has its own limit in the worker's CPU time.
-LEAN = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception",
+PLUGINS_OFF = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception",
         "-p", "no:faulthandler", "-p", "no:warnings", "-p", "no:logging", "--assert=plain")
 # Start the grading process so that it is interrupted (and stops its workers) if bulk dies,
 # even by SIGKILL.
@@ -53,7 +54,7 @@ os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
 
 def pytest_args(*options: str) -> list[str]:
     """The arguments of one grading: the kit's suites, lean, and `options`."""
-    return [str(KIT_ROOT / "autograder"), "-q", *LEAN, *options]
+    return [str(KIT_ROOT / "autograder"), "-q", *PLUGINS_OFF, *options]
 
 
 # -- the grading process ---------------------------------------------------------------------------
@@ -77,6 +78,22 @@ def serve(reply_fd: int) -> None:
 
 
 # -- the pool, in autograder bulk ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Ending:
+    """How one submission's grading ended, as `Graders.grade` tells it.
+
+    `code` is pytest's exit status, or the grading process's own when it died before answering;
+    None when it was stopped, and then `reason` says why. `interrupted` means the run is being
+    stopped: the submission was not graded, and must not be reported as failed.
+    """
+    code: int | None = None
+    reason: str = ""
+    interrupted: bool = False
+
+
+INTERRUPTED = Ending(interrupted=True)
+
 
 class Grader:
     """One grading process, used by one thread of bulk at a time."""
@@ -146,35 +163,36 @@ class Graders:
     def __init__(self, env: dict[str, str], out: Path) -> None:
         self.env, self.out = env, out
         self.lock = threading.Lock()
-        self.mine = threading.local()
+        self.by_thread = threading.local()  # .grader: that thread's process
         self.every: set[Grader] = set()
         self.stopping = False
 
-    def grade(self, args: list[str], log: Path, cap: float) -> int | str | None:
-        """The exit status; the reason when the cap or a crash stopped it; None when the run is
-        being stopped."""
+    def grade(self, args: list[str], log: Path, cap: float) -> Ending:
+        """Run one grading (`args` for pytest, its output in `log`) in this thread's process,
+        stopped after `cap` seconds of wall-clock time."""
         with self.lock:
             if self.stopping:
-                return None
-            grader = getattr(self.mine, "grader", None)
+                return INTERRUPTED
+            grader = getattr(self.by_thread, "grader", None)
             if grader is None or not grader.alive():
-                grader = self.mine.grader = Grader(self.env, self.out)
+                grader = self.by_thread.grader = Grader(self.env, self.out)
                 self.every.add(grader)
         start = time.monotonic()
         code = grader.grade(args, log, cap)
         if code is not None:
-            return code
+            return Ending(code)
         with self.lock:
             self.every.discard(grader)
-            self.mine.grader = None
+            self.by_thread.grader = None
         if self.stopping:
             grader.kill()
-            return None
+            return INTERRUPTED
         capped = time.monotonic() - start >= cap
         grader.stop()
         if capped:
-            return f"grading took longer than {cap:.0f} s (the wall-clock cap per submission) and was stopped"
-        return grader.process.returncode  # it ended before answering: as pytest would have ended
+            return Ending(reason=f"grading took longer than {cap:.0f} s (the wall-clock cap per submission) "
+                                 "and was stopped")
+        return Ending(grader.process.returncode)  # it died before answering: as pytest would have ended
 
     def stop_all(self) -> None:
         with self.lock:

@@ -68,7 +68,7 @@ def test_the_lessons_example_plus_a_constant(grade, ask):
 
 
 # A constant of each kind: a float and a negative int.
-CONSTANTS = {"float": lambda ask: ask.number(2.5, 0.5, 5.0), "int": lambda ask: ask.whole(-4, -9, -2)}
+CONSTANTS = {"float": lambda ask: ask.number(2.5, 0.5, 5.0), "int": lambda ask: ask.whole(-4, -2000, -2)}
 
 
 @pytest.mark.parametrize("kind", list(CONSTANTS))
