@@ -25,6 +25,8 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Part:
+    """One part of grading.toml: its id, title, points, Gradescope visibility and bonus flag."""
+
     id: str
     title: str
     points: float
@@ -34,6 +36,8 @@ class Part:
 
 @dataclass(frozen=True)
 class Tolerances:
+    """The [tolerances] table: answers, finite differences and training runs, each rel and abs."""
+
     rel: float
     abs: float
     fd_rel: float
@@ -44,6 +48,8 @@ class Tolerances:
 
 @dataclass(frozen=True)
 class Limits:
+    """The [limits] table: time as a multiple of the reference's, and the worker's resources."""
+
     time_multiplier: float
     time_floor_seconds: float
     timeouts_per_part: int
@@ -62,6 +68,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Grading:
+    """A checked grading.toml: its parts by id, tolerances, limits, and the file it came from."""
+
     parts: dict[str, Part]
     tolerances: Tolerances
     limits: Limits
@@ -80,8 +88,8 @@ def _unknown(key: str, known: tuple[str, ...] | list[str]) -> str:
 
 
 def _number(where: str, key: str, value: object, whole: bool = False, above_zero: bool = False) -> float:
-    """A number from grading.toml, as written: an int or a float (not a string, not true or
-    false), finite, and not negative (above 0 where `above_zero`); an int where `whole`."""
+    """`value` if it is a finite int or float (not a bool), at least 0 (above 0 where
+    `above_zero`), an int where `whole`; raises ConfigError naming `where` and `key` otherwise."""
     ok = isinstance(value, int) if whole else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok or not math.isfinite(value) or value < 0 \
             or (above_zero and value == 0):
@@ -116,6 +124,7 @@ def _section(data: dict, name: str, cls: type, path: Path):
 
 
 def _part(path: Path, part_id: str, table: object) -> Part:
+    """The Part of the table [parts."part_id"]; raises ConfigError naming the file and the key."""
     where = f'{path}: [parts."{part_id}"]'
     if not isinstance(table, dict):
         raise ConfigError(f'{where}: write it as a table, with title = "..." and points = N')
@@ -139,7 +148,7 @@ def _part(path: Path, part_id: str, table: object) -> Part:
 
 
 def parse(path: Path) -> Grading:
-    """Read and check a grading.toml; every error names the file, the table and the key to fix."""
+    """The Grading in the file at `path`; raises ConfigError naming the file, table and key to fix."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -165,4 +174,5 @@ def parse(path: Path) -> Grading:
 
 @cache
 def load(path: Path = GRADING_TOML) -> Grading:
+    """`parse(path)`, read once per path; raises ConfigError."""
     return parse(path)

@@ -1,10 +1,8 @@
 """The training data: the lesson's datasets from scikit-learn, and the small copies that ship.
 
-`moons` and `digits` make the full datasets with scikit-learn, which course staff have. The
-training parts are graded on cut-down copies, written by `write_grading_data` (run
-`python -m autograder.datasets`) to `autograder/data/` as JSON, so that grading needs no
-scikit-learn: `grading_data` reads them back with json alone. Everything is plain lists,
-ready to be sent to a worker process that runs `autograder/scenarios/training.py`.
+`moons` and `digits` need scikit-learn, which course staff have; `python -m autograder.datasets`
+writes the cut-down copies the training parts are graded on to `autograder/data/` as JSON, and
+`grading_data` reads them back with json alone. All of it is plain lists, ready for a worker.
 """
 
 from __future__ import annotations
@@ -27,12 +25,8 @@ def moons(n_samples: int = 100) -> tuple[list[list[float]], list[int]]:
 
 
 def digits(train_size: int | None = None) -> dict[str, list]:
-    """The 8x8 digits scaled to [0, 1], split as in the lesson: 60% train, 20% test.
-
-    The lesson holds out 20% for testing, then a quarter of the rest for validation; the
-    validation rows are not used here. `train_size` keeps only the first rows of the
-    training part, for a quick run.
-    """
+    """The 8x8 digits scaled to [0, 1], split as the lesson does: 20% test, a quarter of the rest
+    validation (left out), 60% train; `train_size` keeps only the first training rows."""
     from sklearn.datasets import load_digits  # imported here: grading from the JSON copies needs none
     from sklearn.model_selection import train_test_split
 
@@ -74,7 +68,7 @@ def write_grading_data(folder: Path = DATA) -> list[Path]:
 
 
 def grading_data(name: str, folder: Path = DATA) -> dict[str, list]:
-    """One grading copy, `moons` or `digits`, read with json alone."""
+    """One grading copy, `moons` or `digits`, read with json alone; raises FileNotFoundError."""
     path = folder / f"{name}.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: rebuild the grading data with scikit-learn "

@@ -1,9 +1,8 @@
 """A submission's names and messages, made harmless wherever they are shown.
 
-Everything a submission controls (its entry's name, the names inside its zip, the text its
-code raises) is shown to a TA on a terminal, in a spreadsheet, and in Markdown and HTML.
-Each has its own way of turning text into action: escape sequences and line breaks on a
-terminal, formulas in a spreadsheet, links and tags in Markdown and HTML.
+Whatever a submission controls (its entry's name, the names in its zip, the text its code
+raises) reaches a TA's terminal, a spreadsheet, Markdown and HTML; one function for each
+turns the text into text alone (no escape sequence, formula, link or tag).
 """
 
 from __future__ import annotations
@@ -30,9 +29,8 @@ def clean(text: str) -> str:
 
 
 def printable(text: str, keep: str = "") -> str:
-    """`text` with every character a terminal would act on or hide written as an escape: control
-    characters (escape sequences, line breaks, carriage returns), bidirectional overrides and
-    other invisible ones; the characters of `keep` stay as they are."""
+    """`text` with every character a terminal would act on or hide (control characters,
+    bidirectional overrides, invisible ones) written as an escape, but those of `keep`."""
     text = clean(text)
     if text.isprintable():
         return text
@@ -40,6 +38,7 @@ def printable(text: str, keep: str = "") -> str:
 
 
 def escaped(ch: str) -> str:
+    """The escape a Python string literal would write for the character `ch`: `\\n`, `\\x1b`, ..."""
     code = ord(ch)
     return SHORT_ESCAPES.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
                                      else f"\\U{code:08x}")

@@ -1,24 +1,10 @@
 """The graph report: where, in the graph a failed scenario built, the gradients first go wrong.
 
-A value scenario draws the graph it built (scenarios/value.py, Recorder) beside its answer,
-on the submission and on the reference alike: its nodes from the output, each with its op
-label, data, gradient and parents, and, where the kit's own reverse pass ran the rules, what
-each rule added to each parent. When the judge has found a scenario failed, `report` walks
-the two drawings of the case it shows from the output, as a TA would at office hours, and
-returns a small table of the submission's graph with the reference's gradient beside each
-node it can match, and a sentence on the first difference.
-
-A drawing comes from the worker, so it is untrusted: `malformed` checks its structure first
-(bounded sizes, plain numbers and strings, parents after their node, each node reachable),
-as judge.malformed does for answers. A drawing never decides a score: it only explains one
-the judge has already decided, and nothing here is called for a scenario that passed.
-
-Correct engines build different graphs: a composite division adds nodes, a set of parents
-has another order and no duplicates. So nodes are matched from the output by what tells
-them apart (the snippet's names, data, op labels); a node that matches nothing gets no
-expected gradient, and a difference of shape is claimed only where it is certain: a value
-the snippet names, which gets a gradient through the reference's graph, and which the
-submission's graph (read through `_prev`) does not reach at all.
+A value scenario's answer carries a drawing of its graph (scenarios/value.py, Recorder) from
+the output down: each node's op label, data, gradient, parents and, where the kit ran the
+rules, what its rule added to each parent. `report` turns the reference's and the submission's
+drawings into a table of the submission's graph, the expected gradient beside each node it
+matches, and a sentence on the first difference. It only explains a score the judge decided.
 """
 
 from __future__ import annotations
@@ -50,11 +36,17 @@ ROOT_RULE = "backward() sets the root's gradient to 1.0, whatever it held before
 
 
 class Closeness(Protocol):
-    def close(self, got: float, expected: float) -> bool: ...
+    """Anything with the judge's `close(got, expected)`: within the tolerances."""
+
+    def close(self, got: float, expected: float) -> bool:
+        """Is `got` within the tolerances of `expected`?"""
+        ...
 
 
 @dataclass(frozen=True)
 class Node:
+    """One node of a drawing: op label, data, gradient, parents (rows), and what its rule did."""
+
     op: str
     data: float
     grad: float
@@ -63,6 +55,7 @@ class Node:
 
     @property
     def distinct(self) -> tuple[int, ...]:
+        """The parents, each once, in order."""
         return tuple(dict.fromkeys(self.parents))
 
     def added(self, parent: int) -> tuple[float, float] | None:
@@ -74,13 +67,17 @@ class Node:
 
 @dataclass(frozen=True)
 class Graph:
+    """A checked drawing: its nodes from the output (row 0), and the snippet's names -> node (or None)."""
+
     nodes: tuple[Node, ...]
     names: dict[str, int | None]
 
     def name(self, index: int) -> str | None:
+        """The snippet's name of node `index`, or None."""
         return next((name for name, at in self.names.items() if at == index), None)
 
     def consumers(self, index: int) -> list[int]:
+        """The nodes that have node `index` among their parents."""
         return [i for i, node in enumerate(self.nodes[:index]) if index in node.parents]
 
     @property
@@ -92,11 +89,13 @@ class Graph:
 # -- the structure of a drawing ----------------------------------------------------------------
 
 def is_number(x: object) -> bool:
+    """Is `x` a plain int or float (no subclass, no bool)?"""
     return type(x) in (int, float)
 
 
 def malformed(drawing: object) -> str | None:
-    """Why `drawing` cannot be the drawing of a graph, or None when it has the structure."""
+    """Why `drawing` (the worker's, untrusted) cannot be the drawing of a graph, or None when it
+    has the structure: bounded sizes, plain numbers, parents after their node, every node reached."""
     if not isinstance(drawing, dict) or set(drawing) != {"nodes", "names"}:
         return "not a drawing"
     nodes, names = drawing["nodes"], drawing["names"]
@@ -141,8 +140,8 @@ def parse(drawing: object) -> Graph | None:
 
 def match(expected: Graph, got: Graph, tol: Closeness) -> dict[int, int]:
     """Pairs of (submission's node, reference's node): the roots, the values the snippet names,
-    then, from the output down, the parents of paired nodes by data and op label. A node that
-    has no counterpart (a composite operation's extra node) stays unpaired."""
+    then, from the output down, the parents of paired nodes by data and op label. Correct engines
+    build other graphs, so a node with no counterpart (a composite's extra node) stays unpaired."""
     pairs = {0: 0}
     for name, at in got.names.items():
         other = expected.names.get(name)
@@ -171,6 +170,7 @@ def match(expected: Graph, got: Graph, tol: Closeness) -> dict[int, int]:
 
 
 def same_op(got: Graph, mine: int, expected: Graph, theirs: int) -> bool:
+    """Do the two nodes have the same op label?"""
     return got.nodes[mine].op == expected.nodes[theirs].op
 
 
@@ -186,6 +186,8 @@ def same_value(got: Graph, mine: int, expected: Graph, theirs: int) -> bool:
 
 @dataclass(frozen=True)
 class Finding:
+    """The first difference: the row to mark and the sentence that says what differs."""
+
     row: int | None  # the submission's node to mark (0-based), if any
     sentence: str
 
@@ -207,6 +209,7 @@ def call(graph: Graph, index: int, op: bool = True) -> str:
 
 
 def rows_of(indices: list[int]) -> str:
+    """`row 2` or `rows 2, 3 and 5`, for 0-based node indices."""
     numbers = [str(i + 1) for i in indices]
     if len(numbers) == 1:
         return "row " + numbers[0]
@@ -225,7 +228,8 @@ def ratio_word(pairs: list[tuple[float, float]]) -> str | None:
 
 def shape(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness) -> Finding | None:
     """A value the snippet names, with a gradient through the reference's graph, that the
-    submission's graph does not reach: certain, whatever the engine's own structure."""
+    submission's graph does not reach: the one shape difference that is certain, however the
+    engine builds its graph. None when there is none."""
     back = {theirs: mine for mine, theirs in pairs.items()}
     for name, theirs in expected.names.items():
         if theirs is None or name not in got.names or got.names[name] is not None \
@@ -314,6 +318,8 @@ def heading(first: bool) -> str:
 
 
 def wrong_rule(got: Graph, mine: int, wrong: list, tol: Closeness, first: bool) -> Finding:
+    """The finding for node `mine`, whose rule adds the wrong amount to some parents: `wrong`
+    holds (parent, its gradient (before, after) the rule, the expected (before, after))."""
     head = f"{heading(first)}: {call(got, mine)}. Its own gradient is right, but its rule "
     if len(wrong) == 1:
         p, (before, after), (e_before, e_after) = wrong[0]
@@ -362,6 +368,7 @@ def wrong_gradient(expected: Graph, got: Graph, pairs: dict[int, int], mine: int
 
 
 def first_difference(expected: Graph, got: Graph, tol: Closeness, given_rules: bool) -> Finding | None:
+    """The first difference of shape, of a forward value, or of a gradient, or None."""
     pairs = match(expected, got, tol)
     return (shape(expected, got, pairs, tol) or forward(expected, got, pairs, tol)
             or gradients(expected, got, pairs, tol, given_rules))
@@ -381,6 +388,7 @@ def grads_text(got: float, expected: float | None, tol: Closeness) -> tuple[str,
 
 
 def table(expected: Graph, got: Graph, pairs: dict[int, int], mark: int | None, tol: Closeness) -> list[str]:
+    """The lines of the table of `got`, at most MAX_ROWS of them around the row `mark`."""
     start = 0 if len(got.nodes) <= MAX_ROWS else max(0, min((mark or 0) - 3, len(got.nodes) - MAX_ROWS))
     shown = range(start, min(len(got.nodes), start + MAX_ROWS))
     cells = [[COLUMNS[0].rjust(4), *COLUMNS[1:]]]
@@ -416,6 +424,8 @@ def report(expected_drawing: object, got_drawing: object, tol: Closeness,
 
 @dataclass(frozen=True)
 class Table:
+    """A graph table read back from a message: its header, its rows of cells, the marked row."""
+
     header: list[str]
     rows: list[list[str]]  # the first cell of the marked row starts with "> "
     marked: int | None  # the index in rows of the marked one

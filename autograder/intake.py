@@ -1,16 +1,11 @@
 """Intake: find the gradable files of every submission, in whatever shape the class came.
 
-A class folder holds one entry per submission: a folder, a zip, a notebook or a single .py
-file; or an LMS download, grouped by student with the id the LMS gave them (Canvas's
-`smithjane_12345_67890_value.py`, Moodle's `Jane Smith_123456_assignsubmission_file_/`); or it
-is an nbgrader course folder whose `submitted/<student>/<assignment>/` tree holds them. Every
-entry becomes one `Submission`, with the normalised text of its engine files (`value.py`,
-`tensor.py`, `dual.py`) and notes saying what was chosen, rejected or missing. Intake only
-reads the input; `stage` writes a submission's files into a folder of the grader's own.
-
-Nothing in one entry can stop the others: every file is read through `read_regular` (a
-link, a FIFO or a device becomes a note), every size, depth and count is bounded, and an
-entry that still makes intake fail becomes a submission with no files and the reason.
+`collect` turns a class folder (folders, zips, notebooks, .py files, a Canvas or Moodle
+download grouped by student, an nbgrader `submitted/` tree) into one `Submission` per entry:
+the normalised text of its engine files, and notes on what was chosen, rejected or missing.
+It only reads; `stage` writes a submission's files into a folder of the grader's own. No
+entry can stop the others: every read is bounded and never follows a link, and an entry that
+still cannot be read is a Submission with no files and the reason.
 """
 
 from __future__ import annotations
@@ -85,6 +80,7 @@ class Submission:
     resubmissions: list[str] = field(default_factory=list)  # an earlier upload left out, a line each
 
     def note(self, text: str) -> None:
+        """Add a note for the TA and the student; past MAX_NOTES, one line says the rest are left out."""
         if len(self.notes) < MAX_NOTES:
             self.notes.append(clean(text))
         elif len(self.notes) == MAX_NOTES:
@@ -99,6 +95,7 @@ class Submission:
 
     @property
     def content_hash(self) -> str:
+        """SHA-256 of everything intake found for the entry; a new hash means a new grading."""
         text = json.dumps({"files": self.files, "notes": self.notes, "student": self.student, "lms": self.lms,
                            "lms_id": self.lms_id, "lms_name": self.lms_name}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -117,7 +114,8 @@ class Item:
 def collect(folder: Path, ignore: Path | None = None, assignment: str | None = None) -> list[Submission]:
     """Every submission in a class folder, in a stable order; `ignore` (the grader's own output
     folder, should it sit inside the class folder) is not one. In an nbgrader course, only
-    `submitted/<student>/<assignment>/` is read where an assignment is named."""
+    `submitted/<student>/<assignment>/` is read where an assignment is named. Raises IntakeError
+    when the folder itself cannot be read."""
     if not folder.is_dir():
         raise IntakeError(f"{folder}: not a folder; point `autograder bulk` at the folder holding "
                           "the submissions (unzip an LMS download first)")
@@ -178,7 +176,7 @@ def read_student(folder: Path, assignment: str | None) -> Submission:
 
 
 def listing(folder: Path) -> list[Path]:
-    """The entries of the class folder, hidden ones and a Mac's debris left out."""
+    """The entries of the class folder, hidden ones and a Mac's debris left out; raises IntakeError."""
     try:
         names = os.listdir(folder)
     except OSError as error:
@@ -188,6 +186,7 @@ def listing(folder: Path) -> list[Path]:
 
 
 def same_folder(a: Path, b: Path) -> bool:
+    """Are `a` and `b` one folder? False when either cannot be resolved."""
     try:
         return a.resolve() == b.resolve()
     except (OSError, RuntimeError):
@@ -273,6 +272,7 @@ def read_lms(key: tuple[str, str, str], entries: list[tuple[Path, str | None]], 
 
 
 def read_folder(folder: Path, source: str, kind: str) -> Submission:
+    """The submission of one folder, every file in it (down to MAX_DEPTH) looked at."""
     submission = Submission(source, student_id(folder.name), kind)
     if folder.is_symlink() or not folder.is_dir():
         submission.note(f"{source}: not a folder; each student's submission should be a folder here")
@@ -290,6 +290,7 @@ def skipped(path: PurePosixPath) -> bool:
 
 
 def limit_for(path: PurePosixPath) -> int:
+    """The most bytes intake reads of a file with this name: a zip, a notebook, a .py file."""
     limits = {".zip": MAX_SUBMISSION_BYTES, ".ipynb": MAX_NOTEBOOK_BYTES}
     return limits.get(path.suffix.lower(), MAX_FILE_BYTES)
 
@@ -304,6 +305,7 @@ class Reader:
         self.full = False
 
     def note(self, text: str) -> None:
+        """Add a note to the submission being read."""
         self.submission.note(text)
 
     def files_in(self, folder: Path, source: str) -> list[tuple[Path, PurePosixPath]]:
@@ -373,6 +375,7 @@ class Reader:
         return expanded
 
     def unzip(self, item: Item) -> list[Item]:
+        """The .py files and notebooks in the zip `item`, within the limits; the rest is a note."""
         try:
             archive = zipfile.ZipFile(io.BytesIO(item.data))
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as error:
@@ -498,6 +501,7 @@ def engines_defined(source: str) -> set[str]:
 
 
 def top_level_names(tree: ast.Module) -> set[str]:
+    """The names a module's top level defines: classes, functions, assigned names."""
     names = set()
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -556,12 +560,9 @@ def notebook_json(text: str) -> object:
 
 
 def split_notebook(text: str, where: str, submission: Submission) -> dict[str, str]:
-    """One module per engine from a notebook's code cells.
-
-    A cell that defines an engine's names goes to that engine's module; a cell that only uses
-    them (a demo, or a method attached to the class) goes with the engines it uses; a cell that
-    mentions no engine (imports, helpers) goes to every module. Notebook order is kept.
-    """
+    """One module per engine from a notebook's code cells, in notebook order: a cell goes to the
+    engines whose names it defines, else to those it uses (a demo, a method attached to the
+    class), else, mentioning none (imports, helpers), to every module."""
     cells = code_cells(text, where, submission)
     if cells is None:
         return {}

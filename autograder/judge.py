@@ -1,20 +1,10 @@
 """The one judge: compare a submission's observations with the reference's, and diagnose.
 
-Observations are plain JSON data. Arrays travel as `{"ndarray": [...], "shape": [...]}`.
-A key `k_fd` beside a key `k` holds a central difference of the implementation's own
-forward pass; it is never compared with the reference, only with `k` of the same side.
-A dict holding `inputs` is one case: when it fails, the reference's inputs fill the snippet.
-A case may come back as `{"inputs": ..., "raised": {"type", "message", "where"}}`: the
-exception that case raised.
-
-Nothing the submission sends is trusted: before anything is compared, its answer must have
-the structure of the reference's (the same keys, prod(shape) plain numbers in an array, an
-int only where a float can hold it); anything else is a malformed answer. A list of another
-length is a wrong answer; so is None, a text or a boolean where the reference has a number,
-and NaN or infinity where its number is finite (shown as it came out: a real overflow gives
-exactly that). Only a number close to the reference's passes.
-A failed value scenario's message also shows the graph it built beside the reference's, from
-drawings asked for only then and checked as strictly (graphs.py); they never decide a verdict.
+Observations are plain JSON. An array is `{"ndarray": [...], "shape": [...]}`; a key `k_fd`
+beside `k` is a central difference of the same side's forward pass, compared with that `k`
+alone; a dict holding `inputs` is one case (the reference's inputs fill the snippet), and a
+case that raised is `{"inputs": ..., "raised": {"type", "message", "where"}}`. The submission's
+answer must have the reference's structure (`malformed`) before any value is compared.
 """
 
 from __future__ import annotations
@@ -53,10 +43,13 @@ class StaffError(Exception):
 
 @dataclass(frozen=True)
 class Tolerance:
+    """A relative and an absolute tolerance, as grading.toml gives them."""
+
     rel: float
     abs: float
 
     def close(self, got: float, expected: float) -> bool:
+        """|got - expected| <= abs + rel * |expected|; a nan or inf must be matched exactly."""
         if math.isnan(expected) or math.isinf(expected):
             return got == expected or (math.isnan(got) and math.isnan(expected))
         return abs(got - expected) <= self.abs + self.rel * abs(expected)
@@ -64,6 +57,8 @@ class Tolerance:
 
 @dataclass
 class Mismatch:
+    """Where an answer first differs (`path`, such as `[2].grad`), both values, the case's inputs."""
+
     path: str
     got: object
     expected: object
@@ -72,6 +67,8 @@ class Mismatch:
 
 @dataclass
 class Verdict:
+    """The judge's word on one scenario: passed, or the message, misconception and stub it names."""
+
     passed: bool
     message: str = ""
     misconception: str | None = None
@@ -92,6 +89,7 @@ def is_number(x: object) -> bool:
 
 
 def is_array(x: object) -> bool:
+    """Is `x` an array as observations carry one, `{"ndarray": ..., "shape": ...}`?"""
     return isinstance(x, dict) and "ndarray" in x and "shape" in x
 
 
@@ -104,9 +102,9 @@ def is_raised(x: object) -> bool:
 
 def malformed(expected: object, got: object, path: str = "") -> str | None:
     """Why `got` cannot be an answer to the scenario whose reference answer is `expected`, or
-    None when it has its structure. A wrong shape or length is an answer (a wrong one); an
-    array whose numbers do not fill its shape, a missing or unknown key, or a value of a type
-    the reference never gives is not."""
+    None when it has its structure. A wrong shape or length is an answer (a wrong one), and so
+    is None, a text, a bool, nan or inf for a number; an array whose numbers do not fill its
+    shape, a missing or unknown key, or a value of a type the reference never gives is not."""
     here = path or "the answer"
     if is_array(expected):
         if not is_array(got) or set(got) != {"ndarray", "shape"}:
@@ -148,6 +146,7 @@ def malformed(expected: object, got: object, path: str = "") -> str | None:
 
 
 def malformed_exception(got: dict, here: str) -> str | None:
+    """Why the case `got` is not a valid record of a raised exception, or None."""
     raised = got["raised"]
     if set(got) != {"inputs", "raised"} or set(raised) != {"type", "message", "where"}:
         return f"{here} is not a valid exception record"
@@ -230,6 +229,7 @@ def numbers_at(tree: object, key: str) -> Iterator[float]:
 
 
 def flat_numbers(x: object) -> Iterator[float]:
+    """The numbers of `x` (a number, an array or a list of them), in order."""
     if is_array(x):
         yield from x["ndarray"]
     elif isinstance(x, list):
@@ -271,6 +271,7 @@ def unwrapped(attribute: str) -> Suspect:
 
 
 def raised_cases(got: Answer) -> list[dict]:
+    """The cases of the answer that raised instead of answering."""
     cases = got.observations if isinstance(got.observations, list) else []
     return [case for case in cases if is_raised(case)]
 
@@ -326,6 +327,7 @@ ALWAYS: dict[str, Suspect] = {"rule-on-the-wrong-node": raised("WrongParents")}
 
 
 def arrays_at(tree: object, key: str) -> Iterator[dict]:
+    """Every array stored under `key`, in order, however deep."""
     if isinstance(tree, list):
         for item in tree:
             yield from arrays_at(item, key)
@@ -366,13 +368,13 @@ def listed(names: list[str]) -> str:
 
 
 def quoted(text: str) -> str:
-    """A submission's text (an exception, a type name, a file name) inside a message: each line
-    break it holds indents what follows, so that none of its lines starts a line of the message
-    and passes for the kit's own (an `Expected:`, a `Likely cause`, a graph table)."""
+    """A submission's text (an exception, a type or file name) for a message, every line after the
+    first indented, so none passes for the kit's own (an `Expected:`, a graph table)."""
     return "\n    ".join(text.splitlines())
 
 
 def show_exception(raised_: dict) -> str:
+    """`raised Type: message` and where, from an exception record, quoted."""
     text = f"raised {quoted(raised_['type'])}: {quoted(raised_['message'][:500])}"
     return text + (f"\n    at {quoted(raised_['where'][:300])}" if raised_["where"] else "")
 
@@ -398,6 +400,7 @@ def changed_given(name: str, expressions: list[str], leaves: dict, expected: dic
 
 
 def fill(snippet: str, values: dict) -> str:
+    """`snippet`, dedented, with each `{name}` replaced by the repr of `values[name]`."""
     text = textwrap.dedent(snippet).strip("\n")
     for name, value in values.items():
         text = text.replace("{" + name + "}", repr(value))
@@ -473,6 +476,7 @@ class Series:
     later: str = ""  # why a later one does
 
     def departure(self, path: str) -> str | None:
+        """The sentence on where the run departs, when the mismatch `path` is an entry of it."""
         found = re.fullmatch(rf"{re.escape(self.key)}\[(\d+)\]", path)
         if found is None:
             return None
@@ -488,13 +492,10 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
           timeout: float, preface: str = "",
           drawings: Callable[[], tuple[list | None, list | None]] | None = None,
           given_rules: bool = False, kit_snippet: str | None = None, series: Series | None = None) -> Verdict:
-    """Compare one scenario's answers and explain any difference to the student. `preface`
-    goes first: what the student must know before anything else (a given operation changed).
-    `drawings()`, asked only when the scenario failed, gives the graphs the reference and the
-    submission drew: where both did, the message shows where in the graph of the case it
-    shows the gradients first differ (`given_rules`: the graph holds only given rules).
-    `kit_snippet`, the snippet as the kit's own reverse pass runs it, is filled in as the
-    snippet is, for a message to a student whose backward() does not pass yet."""
+    """The Verdict on one scenario's answers; raises StaffError when the reference did not answer.
+    `preface` opens the message; `drawings()`, called only on a failure, gives both sides' graphs
+    (`given_rules`: they hold given rules alone); `kit_snippet` is the snippet as the kit's own
+    reverse pass runs it, for a student whose backward() does not pass yet."""
     if not answered(expected):
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
         raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())

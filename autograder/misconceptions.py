@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Misconception:
+    """One misconception: a one-line title of the mistake, and the idea it points back to."""
+
     title: str
     idea: str
 

@@ -1,11 +1,9 @@
 """Grading a saved notebook from one of its own grading cells, inside the student's kernel.
 
-`autograder release nbgrader` writes one grading cell per part that calls `check_part`. It
-turns the saved notebook into a module (its code cells, grading cells left out), runs the
-kit's suites on it in a separate pytest process and reports the part's score: printed with
-the messages of the lost points, and shown as the cell's result, the number nbgrader takes
-for the cell's partial credit when `nbgrader autograde` executes the notebook. It needs only
-what a Jupyter kernel has: nbformat, numpy and pytest.
+`check_part`, which every grading cell of `autograder release nbgrader` calls, grades the
+saved notebook's code cells with the kit's suites in a pytest process of its own, prints the
+part's score and messages, and shows the score as the cell's result (nbgrader's partial
+credit). It needs only what a Jupyter kernel has: nbformat, numpy and pytest.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ def grade_id(part_id: str) -> str:
 
 
 def engine_of(part_id: str) -> str:
+    """The engine file whose notebook holds the part's grading cell; raises NotebookError."""
     engine = part_id.split(".")[0]
     if engine not in ENGINES:
         raise NotebookError(f'grading.toml: part "{part_id}" does not start with a file name '
@@ -45,13 +44,14 @@ def engine_of(part_id: str) -> str:
 # -- grading a notebook ----------------------------------------------------------------------------
 
 def is_grading_cell(cell: nbformat.NotebookNode) -> bool:
+    """Is `cell` an nbgrader grading cell (graded, not an answer)?"""
     meta = cell.get("metadata", {}).get("nbgrader", {})
     return bool(meta.get("grade")) and not meta.get("solution")
 
 
 def notebook_source(path: Path) -> str:
     """The module a notebook amounts to: its code cells but the grading ones, with IPython's
-    `%magic` and `!shell` lines turned into comments."""
+    `%magic` and `!shell` lines turned into comments. Raises NotebookError."""
     try:
         notebook = nbformat.read(path, as_version=4)
     except (OSError, ValueError) as error:
@@ -67,7 +67,8 @@ def notebook_source(path: Path) -> str:
 
 def score_modules(modules: Mapping[str, str], kit: Path = KIT_ROOT, *options: str) -> dict[str, dict]:
     """Grade module texts ({"value": source, ...}) with the kit's suites in a pytest process of
-    their own; results.json's entries by part. `options` go to pytest (e.g. --reference)."""
+    their own; results.json's entries by part. `options` go to pytest (e.g. --reference).
+    Raises NotebookError when pytest writes no results."""
     with tempfile.TemporaryDirectory(prefix="autograder-notebooks-") as scratch:
         folder = Path(scratch)
         for engine, text in modules.items():
@@ -97,19 +98,14 @@ def part_report(part_id: str, entry: Mapping, bonus: bool = False) -> str:
     return f"{verdict}\n\n{entry['output']}"
 
 
-_graded: dict[tuple[str, str], dict[str, dict]] = {}
+_graded: dict[tuple[str, str], dict[str, dict]] = {}  # (path, SHA-256): each saved version graded once
 
 
 def check_part(part_id: str, notebook: str | Path | None = None) -> None:
-    """The grading cell: run the kit's tests on the saved notebook (graded once per saved
-    version), print the part's score and the messages of its lost points, and show the score
-    as the cell's result, which nbgrader takes for the cell's partial credit.
-
-    Nothing goes to stderr and nothing is raised for lost points (nbgrader gives a cell that
-    does either no credit at all); a notebook that cannot be graded raises NotebookError.
-    A bonus part's cell is worth 0 points to nbgrader: it shows no result, and the kit's own
-    run records the bonus as extra credit.
-    """
+    """The grading cell of `part_id`: print its score and messages, and show the score as the
+    cell's result (a bonus shows none: its cell is worth 0, the kit's run gives its extra credit).
+    Raises NotebookError only when the notebook cannot be graded: nbgrader gives no credit to a
+    cell that raises or writes to stderr, so lost points do neither."""
     path = Path(notebook or f"{engine_of(part_id)}.ipynb").resolve()
     try:
         key = (str(path), hashlib.sha256(path.read_bytes()).hexdigest())

@@ -1,11 +1,9 @@
 """What a part of the unit is: one declaration per part, at the top of its suite.
 
-`autograder/suites/test_<part>.py` (dots as underscores: `test_value_mul.py`) holds the tests of
-one part and declares it: `PART = Part("value.mul", misconceptions=(...), also_costs=(...))`.
-grading.toml gives the part its title, points and visibility. Everything else about a part is
-derived, never listed by hand: the stubs it grades are the regions of solutions/ marked with
-its id (stubs.py), the engine file it needs is its id's first word, and the operations that
-are given are whatever of the engine file is not a marked stub.
+`autograder/suites/test_<part>.py` (dots as underscores) holds one part's tests and declares
+it: `PART = Part("value.mul", misconceptions=(...), also_costs=(...))`; grading.toml gives its
+title, points and visibility. The rest is derived, never listed by hand: its stubs are the
+regions of solutions/ marked with its id (stubs.py), its engine file is its id's first word.
 """
 
 from __future__ import annotations

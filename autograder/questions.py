@@ -1,13 +1,9 @@
 """The questions a grading asks: every number a test hands a scenario, drawn from one seed.
 
-A test asks for each number with its public value and the range it may come from:
-`ask.number(3.0, 1.5, 4.5)`. At the public seed, the one a student's own `pytest autograder`
-uses and the handout's sealed answers hold, every question is its public value. An official
-grading's seed is an HMAC of the submission's files under the course's secret
-(`official_seed`): the same files always get the same questions, and any change to them gets
-new ones that no earlier feedback, and no sealed answer a student was given, has answered.
-A range keeps the case a test is about (the sign, the size, the side of a kink), so every
-seed asks the same kinds of question.
+A test asks for a number with its public value and range, `ask.number(3.0, 1.5, 4.5)`. The
+public seed (a student's own run, the handout's sealed answers) asks the public values; an
+official grading's seed is an HMAC of the submission's files under the course's secret
+(`official_seed`): the same files always get the same questions, a changed file new ones.
 """
 
 from __future__ import annotations
@@ -39,6 +35,7 @@ class Seed:
 
     @property
     def public(self) -> bool:
+        """Is this the public seed?"""
         return self.value == PUBLIC
 
     @classmethod
@@ -110,7 +107,8 @@ class Questions:
         self.space = 1
 
     def number(self, public: float, low: float, high: float) -> float:
-        """A float in [low, high] (public: `public`), to DIGITS decimals."""
+        """A float in [low, high] (public: `public`), to DIGITS decimals; raises ValueError when
+        `public` is outside the range."""
         if not low <= public <= high:
             raise ValueError(f"the public value {public} lies outside its range [{low}, {high}]")
         self.space *= max(1, round((high - low) * 10**DIGITS))
@@ -121,7 +119,7 @@ class Questions:
         return drawn
 
     def whole(self, public: int, low: int, high: int) -> int:
-        """An int in [low, high] (public: `public`)."""
+        """An int in [low, high] (public: `public`); raises ValueError when `public` is outside it."""
         if not low <= public <= high:
             raise ValueError(f"the public value {public} lies outside its range [{low}, {high}]")
         self.space *= max(1, high - low)

@@ -29,6 +29,8 @@ class Outcome:
 
 @dataclass
 class PartScore:
+    """One part's score: points got and possible, tests passed of those run, messages, misconceptions."""
+
     part: str
     title: str
     score: float

@@ -1,19 +1,10 @@
 """The student files, made from the reference: each marked region of solutions/ becomes a stub.
 
-In solutions/<engine>.py the body of a stub sits between two marker lines, in the way
-nbgrader and Otter mark solutions, naming the part it counts for and what the student does:
-
-        # BEGIN SOLUTION value.mul: the product rule, for a Value or a plain number
-        ...the reference's code...
-        # END SOLUTION
-
-assignments/<engine>.py is the same file with every region replaced by the stub
-
-        # TODO(value.mul): the product rule, for a Value or a plain number
-        raise NotImplementedError("value.mul: implement Value.__mul__")
-
-and nothing else changed, so a diff of the two shows exactly a student's work. The function
-holding a region is the stub; everything else of the file is given code.
+In solutions/<engine>.py a stub's body sits between `# BEGIN SOLUTION <part>: <what to do>`
+and `# END SOLUTION`, as nbgrader and Otter mark solutions. assignments/<engine>.py is the same
+file with each region replaced by `# TODO(<part>): <what to do>` and `raise
+NotImplementedError("<part>: implement <function>")`, so a diff of the two is exactly a
+student's work. The function holding a region is the stub; the rest of the file is given code.
 """
 
 from __future__ import annotations
@@ -52,6 +43,7 @@ class Region:
 
 
 def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
+    """(name, node) of a module's functions and its classes' methods, as `f` or `Class.method`."""
     found = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -181,6 +173,7 @@ class Handout:
 
     @property
     def given(self) -> list[str]:
+        """The operations of value.py that are given code."""
         return [name for name, given in self.operations.items() if given]
 
     def part_of(self, stub: str) -> str | None:

@@ -1,10 +1,8 @@
 """Reading a submission's files: regular files only, never through a link.
 
-A submission is untrusted, and so is what its folder holds: `value.py` may be a symbolic
-link to the sealed answers or to `solutions/`, a FIFO that blocks the reader, or a device.
 Every path that reads a submission (the worker's copy, bulk intake, Gradescope, Classroom)
-reads it through `read_regular`, which opens the file without following a final link and
-checks, on the open file itself, that it is a regular file of bounded size.
+goes through `read_regular`: a submitted `value.py` may be a link to the sealed answers or to
+`solutions/`, a FIFO that blocks the reader, or a device.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ class UnreadableFile(Exception):
 
 
 def kind_of(mode: int) -> str:
+    """What a file of this `st_mode` is, in words: "a symbolic link", "a folder", ..."""
     for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
                        (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
@@ -31,7 +30,8 @@ def kind_of(mode: int) -> str:
 
 def read_regular(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
     """The bytes of `path`, which must be a regular file of at most `limit` bytes, reached
-    without following a link in its last component."""
+    without following a link in its last component (checked on the open file); raises
+    UnreadableFile."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         descriptor = os.open(path, flags)
