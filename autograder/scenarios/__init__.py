@@ -1,16 +1,11 @@
 """Scenarios: small deterministic programs over the public API of one implementation.
 
-Each module here runs inside a worker process, so it imports only the standard library,
-numpy and its sibling modules (relatively). A scenario is a function declared with
-`@scenario(engine, reverse=...)` (common.py): its first argument is that submission file's
-module (`value`, `tensor` or `dual`), its other parameters are plain data, and it returns plain
-data: numbers, lists, dicts, strings, arrays. Its docstring is a snippet a student can paste
-to reproduce it, with `{name}` placeholders filled from its arguments (and from the `inputs`
-of the case that failed, if it has cases).
-
-The trusted side never imports these modules (nor numpy with them): what it knows of a
-scenario (its declaration, its snippet, the given operations the snippet uses) is read from
-the modules' source.
+A scenario is a function declared with `@scenario(engine, reverse=...)` (common.py): it takes
+the submission's module (`value`, `tensor` or `dual`) and plain data, and returns plain data.
+Its docstring is a snippet a student can paste, its `{name}`s filled from its arguments and
+the failing case's `inputs`. The modules run in the worker (standard library, numpy and
+relative imports only); the trusted side never imports them and reads what it needs from
+their source.
 """
 
 from __future__ import annotations
@@ -50,6 +45,7 @@ def sources() -> dict[str, str]:
 
 @cache
 def _module(name: str) -> dict[str, ast.FunctionDef]:
+    """The top-level functions of the scenario module `name`, by name; raises LookupError."""
     try:
         source = sources()[name]
     except KeyError:
@@ -69,7 +65,7 @@ def declaration(function: ast.FunctionDef) -> dict | None:
 
 @cache
 def scenario(scenario_id: str) -> Scenario:
-    """The scenario behind an id such as `value:products`."""
+    """The scenario behind an id such as `value:products`; raises LookupError when there is none."""
     module_name, _, function_name = scenario_id.partition(":")
     functions = _module(module_name)
     declared = declaration(functions[function_name]) if function_name in functions else None
@@ -124,6 +120,7 @@ def operations_in(snippet: str) -> frozenset[str]:
 
 
 def _dedent(snippet: str) -> str:
+    """The snippet's code, dedented, its `{name}` placeholders' braces dropped so that it parses."""
     return textwrap.dedent(snippet).strip("\n").replace("{", "").replace("}", "")
 
 

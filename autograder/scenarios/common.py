@@ -1,10 +1,8 @@
-"""Helpers the scenarios share: seeded inputs, central differences, cases, and the graphs
-drawn beside an answer.
+"""Helpers the scenarios share: seeded inputs, central differences, cases, and graph drawings.
 
-When a request asks for them (`draw_graphs`), a scenario draws the graphs it builds
-(`drawing`, `drawn`), and the worker sends them beside the observations: one per case for a
-scenario with cases, else the last one drawn. They only explain a failed answer (the judge's
-graph report), never decide one.
+When a request asks for them (`draw_graphs`), a scenario draws the graphs it builds (`drawn`),
+and the worker sends them beside the observations: one per case, else the last one drawn.
+They only explain a failed answer (graphs.py), never decide one.
 """
 
 from __future__ import annotations
@@ -19,10 +17,9 @@ REVERSES = ("none", "kit", "backward")
 
 
 def scenario(engine: str, reverse: str = "none") -> Callable[[Callable], Callable]:
-    """Declare a function a scenario: the engine file it takes as its first argument (`value`,
-    `tensor` or `dual`), and who runs its reverse pass: "kit" (the kit's Tape, so that a bug in
-    backward() costs nothing here), "backward" (the engine's own backward()), or "none". The
-    trusted side reads the declaration from the source; the worker from the function."""
+    """Declare a function a scenario of `engine` (`value`, `tensor`, `dual`: its first argument);
+    `reverse` runs its reverse pass: "kit" (Tape: a backward() bug costs nothing here), "backward"
+    or "none". Raises ValueError for another `reverse`."""
     if reverse not in REVERSES:
         raise ValueError(f"reverse={reverse!r}: one of {REVERSES}")
 

@@ -1,9 +1,8 @@
 """Drawing the graph a value scenario built, for the message of a scenario it failed.
 
 Runs inside the worker, on the submission's objects as on the reference's: it reads only the
-given constructor's fields, turns every number into a plain float itself, and gives up (no
-drawing) on anything else. The trusted side checks a drawing's structure before it reads it
-(autograder/graphs.py), and a drawing never decides a score.
+given constructor's fields, turns every number into a plain float itself, and draws nothing
+from anything else. The trusted side checks a drawing before it reads it (graphs.py).
 """
 
 from __future__ import annotations
@@ -17,17 +16,7 @@ MAX_PARENTS = 8
 
 class Recorder:
     """Records every Value made inside `with Recorder(value) as recorder:`, in the order made
-    (by wrapping the class's __init__ for that long), so that `draw` can show the graph.
-
-    `recorder.draw(root, x=v, ...)`, in a request that draws graphs (common.drawing), draws
-    the graph that ends at `root`, read through the given fields (`_prev`, `_op`, `data`,
-    `grad`), beside the answer (see common.drawn): its
-    nodes newest first, which is an order from the output (a node is made after its parents),
-    each as [op, data, grad, parent indices, passes], and the snippet's names of some values
-    (null for a value the graph does not reach). `passes` holds, for each parent, its gradient
-    before and after the node's rule ran, where the kit's Tape ran it; else it is null. A graph
-    that cannot be read so (other fields, too large, a node made elsewhere) is not drawn.
-    """
+    (by wrapping the class's __init__ for that long), so that `draw` can draw the graph."""
 
     def __init__(self, value) -> None:
         self.Value, self.made, self.original = value.Value, [], None
@@ -52,6 +41,8 @@ class Recorder:
             self.Value.__init__ = self.original
 
     def draw(self, root, **names) -> None:
+        """In a request that draws graphs, draw the graph that ends at `root` (common.drawn), with
+        the snippet's `names` of some values; a graph that cannot be read is drawn as None."""
         if not drawing():
             return
         try:
@@ -61,6 +52,10 @@ class Recorder:
         drawn(graph)
 
     def _graph(self, root, names: dict) -> dict | None:
+        """The drawing: nodes newest first (an order from the output), each [op, data, grad,
+        parent indices, passes], and `names` -> node index (None: not reached); `passes` is each
+        parent's gradient [before, after] the node's rule where the kit's Tape ran it, else None.
+        None for a graph that cannot be read so (other fields, too large, a node made elsewhere)."""
         order = {id(node): index for index, node in enumerate(self.made)}
         if id(root) not in order:
             return None

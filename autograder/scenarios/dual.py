@@ -88,6 +88,7 @@ def random_functions_at(seed: int, count: int) -> list[tuple[list, float]]:
 
 
 def _observed(d: object) -> dict:
+    """A Dual's `val` and `der`."""
     return {"val": d.val, "der": d.der}
 
 

@@ -82,6 +82,7 @@ def operand_shapes(out_shape: list[int]) -> list[list[int]]:
 # -- unbroadcast through the engine --------------------------------------------------------------
 
 def _operand_loss(tensor, x: np.ndarray, y: np.ndarray, w: np.ndarray):
+    """X, Y and the loss of `broadcast_operand`, on the engine's Tensors."""
     X, Y, W = tensor.Tensor(x), tensor.Tensor(y), tensor.Tensor(w)
     return X, Y, ((X + Y) * W + (Y - X) * X).sum()
 
@@ -123,6 +124,7 @@ OPERAND_SHAPES = {"X": (ROWS, COLUMNS), "b": (COLUMNS,), "c": (ROWS, 1), "r": (1
 
 
 def _all_operands_loss(tensor, arrays: dict[str, np.ndarray]) -> tuple[dict, object]:
+    """The Tensors by name, and the loss of `all_operands`."""
     t = {name: tensor.Tensor(array) for name, array in arrays.items()}
     X, b, c, r, s = (t[name] for name in OPERAND_SHAPES)
     return t, ((X * c + b) * r - s * X + (c - s)).mean()

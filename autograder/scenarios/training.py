@@ -1,11 +1,8 @@
 """Training scenarios: an engine earns its keep by training a small network.
 
-These run inside the worker process, against a student's module or the reference, so they
-import only the standard library and NumPy and touch only the engines' public API. The
-first parameter of each function is named after the file it needs (`value` or `tensor`)
-and receives that module; the rest are plain data. Every number read from the engine goes
-through float() (or a float64 copy), so the observations returned are plain floats, ints
-and lists. Given the seed, a run is deterministic.
+They use the engines' public API alone: the first parameter is the module of the file a run
+needs (`value` or `tensor`), the rest plain data. Every number read from the engine goes
+through float() (or a float64 copy), and a run is deterministic given its seed.
 """
 
 import gc
@@ -33,6 +30,7 @@ class Neuron:
         return total.relu() if self.use_relu else total
 
     def parameters(self) -> list:
+        """The neuron's weights, then its bias."""
         return [*self.weights, self.bias]
 
 
@@ -52,6 +50,7 @@ class MLP:
         return inputs
 
     def parameters(self) -> list:
+        """Every neuron's parameters, layer by layer."""
         return [p for layer in self.layers for neuron in layer for p in neuron.parameters()]
 
 
@@ -96,9 +95,8 @@ def train_moons(
     params = model.parameters()
     targets = [2.0 * label - 1.0 for label in y]
     losses = []
-    # Each step's graph is a tangle of reference cycles (every node's closure refers back to
-    # the node). Automatic collection keeps rescanning everything that is alive; instead,
-    # drop the whole graph with the step and collect only the youngest generation.
+    # Each step's graph is all reference cycles (a node's closure refers to it): collecting the
+    # youngest generation after each step is far cheaper than automatic collection's rescans.
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -1,23 +1,11 @@
 """Scenarios for the scalar engine, `value.py`.
 
-Each builds its graph from the operation it grades and the given operators (+, -, ** with a
-number, unary -), so that a bug in one stub costs only the parts that use it: the other given
-methods (exp, log) may become stubs of their own. The operation parts
-(and zero_grad, stability, sigmoid) run the reverse pass with the kit's `Tape`, which does
-what a correct backward() does through the given fields `_prev` and `_backward`: a bug in
-backward() then costs value.backward alone. An engine built without those fields is run
-through its own backward(). The value.backward scenarios always call backward() itself.
-
-An upstream gradient other than 1 comes from `L = (out + shift) ** 2`, with `shift` chosen so
-that dL/dout = 3. Operands are leaves, values computed from leaves (so that a rule that
-attaches itself to the wrong node, or names the wrong parents, shows), and values used twice.
-A scenario with several cases catches an exception per case, so the message can show the
-very case that raised.
-
-The operation and value.backward scenarios also draw the graph they built (`Recorder`),
-naming its values as their snippets do, in a request that asks for it: the reference's
-always, a submission's for a scenario it failed, so that its message can show where in the
-graph the gradients first differ (autograder/graphs.py).
+Each builds its graph from the operation it grades and the given `+`, `-`, `** number` and
+unary `-` alone (exp and log may become stubs), so a bug in one stub costs only the parts that
+use it. Scenarios declared `reverse="kit"` run the reverse pass with `Tape`, so a backward()
+bug costs value.backward alone. An upstream gradient other than 1 comes from `L = (out +
+shift) ** 2` (`_shift`); operands are leaves, computed values, and values used twice. The
+graphs are drawn (`tape.reverse(root, x=v, ...)`) with the names the snippet gives them.
 """
 
 from __future__ import annotations
@@ -35,17 +23,10 @@ class WrongParents(Exception):
 
 
 class Tape(Recorder):
-    """The kit's own reverse pass over the nodes made while one graph is built.
+    """The kit's own reverse pass over the Values made inside `with Tape(value) as tape:`.
 
-    `with Tape(value) as tape:` records every Value made inside the block, in the order made;
-    `tape.reverse(root)` sets the root's gradient to 1.0 and runs each recorded node's
-    `_backward` once, newest first. A node is made after its parents, so newest first is a
-    correct order, found without searching the graph. Each rule may change the gradients of
-    its own node's parents (`_prev`) and of nothing else, and that is checked: a rule attached
-    to the wrong node, or parents named wrongly, raise WrongParents. An engine whose nodes
-    this cannot record (built without the given fields, or without calling __init__) runs its
-    own backward() instead. `tape.reverse(root, x=v, ...)` then draws the graph (see
-    Recorder), also when a rule raised.
+    `tape.reverse(root)` sets the root's gradient to 1.0 and runs each node's `_backward` once,
+    newest first (a node is made after its parents, so that order is correct without a search).
     """
 
     def usable(self, root) -> bool:
@@ -64,6 +45,8 @@ class Tape(Recorder):
         return True
 
     def reverse(self, root, **names) -> None:
+        """Run the reverse pass from `root`; with `names`, then draw the graph, even when a rule
+        raised. Raises WrongParents, or whatever a rule raises."""
         try:
             self._reverse(root)
         finally:
@@ -71,6 +54,9 @@ class Tape(Recorder):
                 self.draw(root, **names)
 
     def _reverse(self, root) -> None:
+        """Run each rule newest first and raise WrongParents when one changes a gradient outside
+        its node's `_prev`; an engine this cannot record (no given fields, or no __init__ call)
+        runs its own backward()."""
         if not self.usable(root):
             root.backward()
             return
@@ -91,6 +77,7 @@ class Tape(Recorder):
 
 
 def _same(a, b) -> bool:
+    """Are two gradients the same (nan is the same as nan)?"""
     return a == b or (a != a and b != b)  # nan stays nan
 
 
@@ -802,10 +789,9 @@ def rebuilt_graph(value, x: float) -> dict:
 
 
 def _loop(value, body: str, w0: float, target: float, lr: float, steps: int = 3) -> dict:
-    """prediction = 2w (as w + w), loss (2w - target)**2, from w = w0: the lesson's three bodies.
-
-    The reverse pass is backward() itself where backward() is what is graded (the loop with
-    no zero_grad); the kit's Tape where zero_grad is."""
+    """`steps` steps of the lesson's loop `body` ("correct", "no_zero_grad", "after_backward") on
+    the loss (w + w - target)**2 from w = w0: w and its gradient after each, then w and the loss.
+    Only "no_zero_grad", which grades backward(), calls backward(); the others run the kit's Tape."""
     w = value.Value(w0)
     history = []
     for _ in range(steps):
@@ -876,6 +862,7 @@ def loop_zero_grad_after_backward(value, w0: float, target: float, lr: float) ->
 
 
 def _graph(value, a: float, b: float):
+    """x, y, p = (x + y)**2, q = (x - y)**3 and L = p + q: the zero_grad scenarios' graph."""
     Value = value.Value
     x, y = Value(a), Value(b)
     p = (x + y) ** 2
@@ -948,6 +935,7 @@ def zero_grad_of_intermediate(value, a: float, b: float) -> dict:
 # -- any operation, by name: the checks `autograder part new` starts a new part's suite with --------------
 
 def _method(name: str):
+    """The operation that calls the method `name` of its operand."""
     return lambda x: getattr(x, name)()
 
 
