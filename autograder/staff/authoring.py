@@ -1,15 +1,9 @@
-"""The commands an author changes the unit with, each in every place it touches.
+"""The commands an author changes the unit with: `autograder stubs`, `autograder part new|given`.
 
-  autograder stubs                       write assignments/ from solutions/ (its marked regions)
-  autograder part new PART FUNCTION      make a given operation of value.py a stub part: its
-                                         region marked in solutions/, its stub in assignments/,
-                                         a suite with the standard checks, a grading.toml table
-  autograder part given PART             make a part's stubs given code: the markers go, the
-                                         reference's body ships, the suite, the grading.toml
-                                         table and (in the kit) its corpus bugs are removed
-
-Each prints every file it changed; `autograder check` then says what is left to do, if
-anything. docs/authoring.md walks through each.
+Each makes its change in every place it touches (solutions/, assignments/, the part's suite,
+grading.toml; for `given` also the corpus bugs and the misconceptions only that part named) and
+prints every file it changed; `autograder check` then says what is left. docs/authoring.md
+walks through each.
 """
 
 from __future__ import annotations
@@ -72,6 +66,7 @@ def test_{method}_beside_its_input(grade, ask):
 
 
 def function_node(tree: ast.Module, qualified: str) -> ast.FunctionDef | None:
+    """The definition of `function` or `Class.method` at a module's top level, or None."""
     owner, _, name = qualified.rpartition(".")
     body = tree.body
     if owner:
@@ -181,6 +176,7 @@ def drop_entries(path: Path, name: str, keys: set[str]) -> bool:
 
 
 def loses_part(call: ast.Call, part_id: str) -> bool:
+    """Does the corpus entry `call` name `part_id` in its `loses=`?"""
     for keyword in call.keywords:
         if keyword.arg == "loses":
             return part_id in {node.value for node in ast.walk(keyword.value)
@@ -243,6 +239,7 @@ def rewrite_declaration(kit: Path, part: Part, **changes) -> Path:
 # -- the commands ------------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `autograder part`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     actions = parser.add_subparsers(dest="action", required=True)
     new = actions.add_parser("new", help="make a given method of value.py the stub of a new part")
@@ -256,6 +253,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run `autograder part`; returns the exit status."""
     try:
         if args.action == "new":
             changed = new_part(KIT_ROOT, args.part, args.function, args.points, args.title, args.todo)
@@ -271,10 +269,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_stubs_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `autograder stubs` (none)."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def run_stubs(args: argparse.Namespace) -> int:
+    """Run `autograder stubs`; returns the exit status."""
     try:
         changed = write_student_files(KIT_ROOT)
     except StubError as error:

@@ -1,11 +1,9 @@
 """Grade a whole class: a gradebook, grades.csv, feedback per student and a class summary.
 
-`autograder bulk SUBMISSIONS -o OUTDIR` takes a folder of submissions in any mix of shapes
-(folders, zips, notebooks, single .py files, an LMS flat download, an nbgrader `submitted/`
-tree), grades each one by running the same suites as `pytest autograder` in a process of its
-own, several at a time, and records every submission in OUTDIR/gradebook.sqlite as soon as
-it is done. Run it again to grade only what is new or changed (or what an interrupted run
-did not reach); --force grades everything again.
+`autograder bulk SUBMISSIONS -o OUTDIR` grades every entry intake finds in the class folder,
+each by the suites of `pytest autograder` in a process of its own, several at a time, and
+records each in OUTDIR/gradebook.sqlite as soon as it is done. Run again, it grades only what
+is new or changed (by content hash and grader version); --force grades everything again.
 """
 
 from __future__ import annotations
@@ -56,6 +54,7 @@ class BulkError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `autograder bulk`."""
     parser.add_argument("submissions", type=Path, metavar="SUBMISSIONS",
                         help="the class folder (folders, zips, notebooks, .py files, an LMS or "
                              "nbgrader download)")
@@ -82,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def job_count(text: str) -> int:
-    """--jobs: a whole number of at least 1."""
+    """--jobs: a whole number of at least 1; raises argparse.ArgumentTypeError otherwise."""
     try:
         count = int(text)
     except ValueError:
@@ -94,6 +93,7 @@ def job_count(text: str) -> int:
 
 
 def cores() -> int:
+    """The number of cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -122,13 +122,15 @@ def pytest_command(*options: str) -> list[str]:
 
 
 def pytest_env() -> dict[str, str]:
+    """A grading's environment: this one, with no plugin autoloaded."""
     return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def sealed_reference(out: Path, version: str) -> Path:
     """The reference's answers to the public questions for this grader version, sealed once and
     kept under OUTDIR: proof that the reference passes its own suites, and the yardstick of
-    each grading's time cap (the gradings themselves ask the reference their own questions)."""
+    each grading's time cap (the gradings themselves ask the reference their own questions).
+    Raises BulkError when no submission may run here or the reference fails its suites."""
     if sandbox.level() == "refused":  # no submission may run here: say why, once
         raise BulkError(sandbox.refusal())
     solutions = SOLUTIONS
@@ -168,6 +170,8 @@ def wall_clock_cap(limits: Limits, reference: Path) -> float:
 
 @dataclass
 class Job:
+    """One submission to grade, and the folder its files are staged in."""
+
     submission: intake.Submission
     staged: Path
 
@@ -182,6 +186,7 @@ class Official:
     digest: str  # the reference's files: a grading refuses any other (a worker may write there)
 
     def options(self, version: str) -> list[str]:
+        """The options of `pytest autograder` that make a grading by grader `version` official."""
         return ["--grading-secret", str(self.secret), "--grading-context", version,
                 "--reference", str(self.reference), "--reference-sha256", self.digest]
 
@@ -263,6 +268,7 @@ def scores_from(results: dict) -> list[Score]:
 
 
 def last_line(log: Path) -> str:
+    """The last line of a grading's log that is not blank, cut to 300 characters."""
     lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
     return lines[-1][:300] if lines else "it printed nothing"
 
@@ -270,6 +276,7 @@ def last_line(log: Path) -> str:
 # -- the class -----------------------------------------------------------------------------------
 
 def staging_name(source: str) -> str:
+    """A submission's folder name under staging/: its student id, and a hash of its source."""
     return f"{intake.student_id(source)}-{hashlib.sha1(source.encode()).hexdigest()[:6]}"
 
 
@@ -367,6 +374,7 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
 
 @contextlib.contextmanager
 def ignoring_interrupts():
+    """A block that Ctrl-C does not interrupt (in the main thread; elsewhere it cannot anyway)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -378,6 +386,7 @@ def ignoring_interrupts():
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run `autograder bulk`; returns the exit status (130 when interrupted)."""
     console = Console(stderr=True, markup=False, emoji=False, highlight=False)
     state = RunState()
     try:
@@ -435,6 +444,7 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
 
 
 def refuse(console: Console, message: str) -> int:
+    """Say `message` as the command's one line; returns exit status 2."""
     say(console, f"autograder bulk: {message}")
     return 2
 

@@ -1,20 +1,9 @@
 """Check that the kit is consistent, as an author changes it: one line per problem, with its fix.
 
-  autograder check          silent (exit status 0) when every check passes, else exit status 1
-
-It collects the suites as pytest does (showing pytest's own errors as pytest printed them),
-grades the reference with them at the public seed, and reads the parts, the marked stubs,
-grading.toml and the misconceptions:
-
-- every part of grading.toml has a suite with tests, and every suite's part is in grading.toml;
-- every marked stub belongs to a part, and assignments/ is what solutions/ makes of it;
-- no part with points grades given code only, and no hidden part has points;
-- no line of a stub's answer stands anywhere in a student file, comments included;
-- every misconception a suite names exists and is declared by its part, and every one of the
-  catalogue is declared by some part;
-- a part's scenarios use no other part's stub, unless that part declares it may cost this one;
-- every number in a part's title and a test's docstring is one the scenarios use;
-- the reference's own time leaves room within the limits of grading.toml.
+`autograder check` is silent (exit status 0) when every check passes, else exit status 1. It
+collects the suites as pytest does, grades the reference with them at the public seed, and
+reads the parts, the marked stubs, grading.toml and the misconceptions; each check is a
+function below that returns its problems.
 """
 
 from __future__ import annotations
@@ -148,6 +137,8 @@ def calls_of(kit: Path, junit: Path, sealed: Path) -> list[Call]:
 # -- the checks ----------------------------------------------------------------------------------------
 
 def parts_and_suites(grading: Grading, parts: dict[str, Part], tests: dict[str, int]) -> list[str]:
+    """A line for each part of grading.toml with no suite or no test, each suite's part missing
+    from grading.toml, and each `also_costs` that names no part."""
     problems = [f"grading.toml: [parts.\"{part}\"] has no suite; write autograder/suites/{Part(part).suite}, "
                 "or remove the table" for part in grading.parts if part not in parts]
     problems += [f"autograder/suites/{part.suite}: part {part.id!r} is not in grading.toml; add "
@@ -162,6 +153,8 @@ def parts_and_suites(grading: Grading, parts: dict[str, Part], tests: dict[str, 
 
 
 def stubs_and_points(grading: Grading, parts: dict[str, Part], marked: Handout) -> list[str]:
+    """A line for each marked stub of no part, and each part with points that grades given code
+    only (no stub of its own, named in no part's also_costs)."""
     problems = [f"solutions/: {', '.join(stubs)} marked for part {part!r}, which no suite declares; "
                 "fix the marker or write the part's suite" for part, stubs in marked.stubs.items()
                 if part not in parts]
@@ -175,8 +168,8 @@ def stubs_and_points(grading: Grading, parts: dict[str, Part], marked: Handout) 
 
 
 def hidden_totals(grading: Grading) -> list[str]:
-    """A part with points that is not visible hides every student's total on Gradescope: a warning,
-    for a course may mean it."""
+    """A warning for each part with points that is not visible: it hides every student's total on
+    Gradescope (a warning, not an error: a course may mean it)."""
     return [f"grading.toml: part {part.id!r} is {part.visibility} and worth {part.points:g} points, so "
             "Gradescope shows no student a total until it is shown; if that is not what you mean, make it "
             '"visible", or worth 0' for part in grading.parts.values()
@@ -184,7 +177,8 @@ def hidden_totals(grading: Grading) -> list[str]:
 
 
 def undocumented_stubs(kit: Path) -> list[str]:
-    """A stub is teaching material: it says what to do and which rule to follow."""
+    """A line for each stub of solutions/ with no docstring (the student reads it: what the stub
+    returns and which rule it follows)."""
     problems = []
     for path in engine_files(kit / "solutions"):
         source = path.read_text(encoding="utf-8")
@@ -220,6 +214,8 @@ def answers_handed_out(kit: Path) -> list[str]:
 
 
 def misconceptions(parts: dict[str, Part], named: dict[str, set[str]]) -> list[str]:
+    """A line for each misconception a part declares or a test names that the catalogue does not
+    list or the part does not declare, and each of the catalogue that no part declares."""
     problems = []
     for part in parts.values():
         unknown = set(part.misconceptions) - CATALOGUE.keys()
@@ -262,6 +258,7 @@ def borrowed_stubs(parts: dict[str, Part], marked: Handout, calls: list[Call],
 
 
 def numbers(kit: Path, grading: Grading, calls: list[Call], owner_of: dict[str, str]) -> list[str]:
+    """A line for each test docstring and part title that states a number its scenarios do not use."""
     allowed: dict[str, list[float]] = defaultdict(list)
     by_part: dict[str, list[float]] = defaultdict(list)
     docstrings = {}
@@ -283,6 +280,7 @@ def numbers(kit: Path, grading: Grading, calls: list[Call], owner_of: dict[str, 
 
 
 def room(grading: Grading, calls: list[Call]) -> list[str]:
+    """One line when the limits leave some scenario less than ROOM times the reference's own time."""
     limits = grading.limits
     tight = sorted({(call.seconds, call.scenario) for call in calls
                     if time_limit(limits, call.seconds) < ROOM * call.seconds})
@@ -378,10 +376,12 @@ def problems_of(kit: Path = KIT_ROOT) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `autograder check` (none)."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run `autograder check`; returns the exit status (1 when it found an error)."""
     found = findings()
     for problem in found.errors:
         print(f"autograder check: {problem}")

@@ -42,6 +42,7 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the `autograder` command on `argv` (default: sys.argv); returns the exit status."""
     try:
         return dispatch(argv)
     except KeyboardInterrupt:  # each command says what it finished; this is for the moments before
@@ -64,6 +65,8 @@ def not_a_course_folder() -> str | None:
 
 
 def dispatch(argv: list[str] | None) -> int:
+    """Parse `argv` and run the subcommand it names, importing only that one's module; returns
+    the exit status (2 where the kit is no course folder or the module's extra is missing)."""
     argv = sys.argv[1:] if argv is None else argv
     problem = not_a_course_folder()
     if problem:

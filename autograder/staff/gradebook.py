@@ -79,10 +79,13 @@ class Entry:
 
     @property
     def total(self) -> float:
+        """The points of every part, bonus included."""
         return round(sum(s.points for s in self.scores), 2)
 
 
 class Gradebook:
+    """The gradebook at `path`, made (or brought up to the current schema) when opened."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         # Autocommit; each write below opens its own transaction explicitly.
@@ -149,4 +152,5 @@ class Gradebook:
                     "seconds, status, reason, notes, lms, lms_id, lms_name FROM submissions ORDER BY source")]
 
     def close(self) -> None:
+        """Close the database."""
         self.db.close()

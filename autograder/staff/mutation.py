@@ -1,25 +1,9 @@
-"""Mutation testing of the suites: one-edit mutants of the reference's stub bodies, a probe
-that tells which of them change behaviour at all, and the grading of a folder test by test.
+"""Mutation testing of the suites (`autograder mutate [PART ...] [--jobs N]`).
 
-  autograder mutate [PART ...] [--jobs N]     the report below, for those parts (default: all)
-
-The stubs are the marked regions of solutions/*.py (stubs.py), with the functions that hold
-them. `generate()` makes every mutant that one small
-edit of those bodies (their closures included) gives: `+=` to `=`, an arithmetic operator or
-a comparison swapped, a constant changed, a statement deleted, `reversed(x)` to `x`, a name
-swapped for another of the same scope, a tuple's element duplicated, dropped or moved. Each
-edit rewrites only the source it changes, so a mutant's diff against the reference is one
-line or a few; its id names the file, the line, the function and the change.
-
-A `Probe` decides, without the suites, whether a mutant changes behaviour: it runs seeded
-random programs over the public API of the mutated file and of the reference, both imported
-in this process under fresh names, and compares every value, gradient and exception. A
-mutant it cannot tell from the reference is equivalent. The programs keep to behaviour that
-every correct implementation shares (tests/test_mutation.py checks that on the corpus).
-
-`grade()` grades a folder as a TA does, in grading processes that stay (graders.py), and
-adds pytest's own --junitxml, so that every test's outcome is known as well as every part's
-score; `mutation_run()` does all three and `MutationRun.report()` prints the score.
+`generate()` makes every one-edit mutant of the reference's stub bodies (the functions holding
+solutions/'s marked regions, closures included); a `Probe` tells, without the suites, which of
+them change behaviour; `grade()` grades a folder as a TA does, test by test. `mutation_run()`
+does all three, and `MutationRun.report()` prints the score.
 """
 
 from __future__ import annotations
@@ -113,6 +97,7 @@ class _Edit:
     old: object = None
 
     def apply(self) -> None:
+        """Make the edit in the tree, keeping what it replaced for `undo`."""
         value = getattr(self.holder, self.field)
         if self.index is None:
             self.old = value
@@ -123,6 +108,7 @@ class _Edit:
             self.old, value[self.index] = value[self.index], self.new
 
     def undo(self) -> None:
+        """Put back what `apply` replaced."""
         value = getattr(self.holder, self.field)
         if self.index is None:
             setattr(self.holder, self.field, self.old)
@@ -194,7 +180,9 @@ def _bound(function: ast.FunctionDef) -> set[str]:
 
 
 class _Sites:
-    """Every edit of one stub's body, walked in source order."""
+    """Every edit of one stub's body, walked in source order: `+=` to `=`, an arithmetic operator
+    or comparison swapped, a constant changed, a statement deleted, `reversed(x)` to `x`, a name
+    swapped for another of its kind in scope, a tuple's element dropped, duplicated or moved."""
 
     def __init__(self, stub: ast.FunctionDef, qualname: str, kinds: dict[str, str]) -> None:
         self.edits: list[_Edit] = []
@@ -216,11 +204,13 @@ class _Sites:
             self._statement(stub, "body", index, statement, qualname, visible)
 
     def kind(self, name: str) -> str:
+        """What `name` holds (see `_kinds`); only names of one kind are swapped for each other."""
         return self.kinds.get(name, "plain")  # a number, a flag, a shape: never an attribute's base
 
-    # A statement: delete it, then the edits of what it holds.
     def _statement(self, holder: ast.AST, name: str, index: int, statement: ast.stmt, function: str,
                    visible: frozenset[str]) -> None:
+        """Add the edits of `statement`, item `index` of `holder.name`: deleting it (and `+=` to
+        `=`), then those of what it holds; `visible` are the names in scope."""
         siblings = getattr(holder, name)
         empty = len(siblings) == 1 and name != "orelse"  # an `elif` or `else` may go altogether
         self._add(function, holder, name, index, ast.Pass() if empty else _DELETE, statement)
@@ -240,6 +230,8 @@ class _Sites:
 
     def _expression(self, holder: ast.AST, name: str, index: int | None, node: ast.AST,
                     function: str, visible: frozenset[str]) -> None:
+        """Add the edits of the expression `node`, held at `holder.name` (item `index`), and of
+        every expression inside it."""
         if isinstance(node, _COMPREHENSIONS):
             visible = visible | {target.id for generator in node.generators
                                  for target in ast.walk(generator.target) if isinstance(target, ast.Name)}
@@ -288,6 +280,7 @@ class _Sites:
                 for attribute in sorted(self.numbers_of.get(name, ()))]
 
     def _tuple(self, holder: ast.AST, name: str, index: int | None, node: ast.Tuple, function: str) -> None:
+        """Add the edits of a tuple: one element dropped, one in place of another, two exchanged."""
         elements = node.elts
         variants = [elements[:i] + elements[i + 1:] for i in range(len(elements))]  # one dropped
         variants += [elements[:i] + [elements[j]] + elements[i + 1:]  # one in place of another
@@ -299,6 +292,7 @@ class _Sites:
 
     def _add(self, function: str, holder: ast.AST, name: str, index: int | None, new: object,
              span: ast.AST) -> None:
+        """Add the edit that sets `holder.name` (item `index`) to `new`; `span` is what it rewrites."""
         if isinstance(new, ast.AST) and not hasattr(new, "lineno"):
             ast.copy_location(new, span)  # unparse reads a statement's line for type comments
         self.edits.append(_Edit(function, holder, name, index, new, span))
@@ -335,11 +329,9 @@ class _Source:
 
 
 def _rewrite(source: _Source, sites: _Sites, edit: _Edit, tree: ast.Module) -> str:
-    """The mutated file's text: `tree`, with `edit` applied, written back into the source.
-
-    An expression is rewritten in place, in parentheses if it needs them; where neither
-    parses back to the edited tree, its statement (or compound header) is rewritten whole.
-    """
+    """The mutated file's text: `tree`, with `edit` applied, written back into the source by
+    rewriting as little as parses back to the edited tree (so a mutant's diff is a line or a few):
+    the expression, in parentheses, or its whole statement. Raises MutantError."""
     wanted = ast.dump(tree)
     if edit.new is _DELETE:
         attempts: list[tuple[ast.AST, str | None]] = [(edit.span, None)]
@@ -396,6 +388,7 @@ def stubs(kit: Path = KIT) -> dict[str, dict[str, str]]:
 
 
 def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
+    """(qualified name, node) of every function of a module, methods and nested classes' included."""
     def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, ast.FunctionDef]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
@@ -407,7 +400,7 @@ def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
 
 def generate(kit: Path = KIT, parts: list[str] | None = None) -> list[Mutant]:
     """Every one-edit mutant of the stub bodies of solutions/*.py (of `parts` only, when given),
-    in file order, none twice."""
+    in file order, none twice; its id names the file, line, function and change. Raises MutantError."""
     mutants: list[Mutant] = []
     for engine, every in stubs(kit).items():
         owners = {name: part for name, part in every.items() if parts is None or part in parts}
@@ -504,6 +497,7 @@ class _Recorder:
         self.seen.append((label, _plain(value)))
 
     def array(self, label: str, value: object) -> None:
+        """Record an array (or number) as its shape and entries."""
         self.seen.append((label, _array(value)))
 
 
@@ -521,6 +515,7 @@ def _operands(name: str, i: int, j: int, c: object) -> str:
 
 
 def _sigmoid(x: float) -> float:
+    """The logistic function, without overflow on either side."""
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
@@ -581,9 +576,8 @@ def value_program(value: ModuleType, seed: int, record: _Recorder) -> None:
     root = len(nodes) - 1
     drawn = [("backward", root)] + [(rng.choice(("backward", "zero_grad")), rng.choice(
         (root, root, rng.randrange(len(nodes))))) for _ in range(rng.randint(1, 4))]
-    # A quotient may be a product with a power: a node of its own that a second backward() pushes
-    # its leftover gradient through. So a backward() of a graph that holds a quotient, but the
-    # first, is preceded by zero_grad() of the same node.
+    # A quotient may be a product with a power, whose node a second backward() pushes its leftover
+    # gradient through: so every later backward() of such a graph follows a zero_grad() of its node.
     actions = drawn[:1]
     for action, index in drawn[1:]:
         if action == "backward" and quotients[index]:
@@ -603,10 +597,12 @@ def _operand_shape(rng: random.Random, shape: tuple[int, ...]) -> tuple[int, ...
 
 
 def _result_shape(rng: random.Random) -> tuple[int, ...]:
+    """A random shape of 0 to 4 axes, each of 1 to 4."""
     return tuple(rng.choice((1, 2, 3, 4)) for _ in range(rng.randint(0, 4)))
 
 
 def _entries(rng: random.Random, shape: tuple[int, ...]) -> np.ndarray:
+    """Seeded entries in [-2, 2] of the given shape."""
     return np.array([rng.uniform(-2, 2) for _ in range(math.prod(shape))], dtype=np.float64).reshape(shape)
 
 
@@ -725,11 +721,13 @@ def dual_program(dual: ModuleType, seed: int, record: _Recorder) -> None:
 
 
 def _show(record: _Recorder, nodes: list, made: str) -> None:
+    """Record the newest Dual's val and der, labelled with how it was `made`."""
     record(f"node {len(nodes) - 1} = {made}: val", nodes[-1].val)
     record(f"node {len(nodes) - 1} = {made}: der", nodes[-1].der)
 
 
 def _programs(engine: str) -> list[tuple[str, Callable[[ModuleType, _Recorder], None]]]:
+    """(label, program) of every seeded program of the probe for `engine`."""
     def bind(program: Callable, seed: int) -> Callable[[ModuleType, _Recorder], None]:
         return lambda module, record: program(module, seed, record)
 
@@ -759,6 +757,7 @@ def _cpu_limit(seconds: float) -> Iterator[None]:
 
 
 def _run(program: Callable[[ModuleType, _Recorder], None], module: ModuleType) -> Observations:
+    """What `program` shows on `module`, ending with how it stopped if it did not finish."""
     record = _Recorder()
     try:
         with _cpu_limit(PROGRAM_SECONDS):
@@ -773,6 +772,7 @@ def _run(program: Callable[[ModuleType, _Recorder], None], module: ModuleType) -
 
 
 def _close(expected: object, got: object) -> bool:
+    """Is `got` the reference's `expected`, within RELATIVE and ABSOLUTE (nan matches nan)?"""
     if isinstance(expected, float) and isinstance(got, float):
         if math.isnan(expected) or math.isnan(got):
             return math.isnan(expected) and math.isnan(got)
@@ -784,6 +784,7 @@ def _close(expected: object, got: object) -> bool:
 
 
 def _first_difference(expected: Observations, got: Observations) -> str | None:
+    """Where the mutant's observations first differ from the reference's, in words, or None."""
     for (label, want), (seen, have) in zip(expected, got):
         if seen != label:
             return f"{label}: the reference gives {want!r}; the mutant, there: {seen} {have}"
@@ -806,7 +807,10 @@ class Verdict:
 
 
 class Probe:
-    """Differential testing of mutants against the reference, in this process (main thread only)."""
+    """Differential testing of mutants against the reference, in this process (main thread only):
+    seeded programs over each engine's public API compare every value, gradient and exception
+    (every correct implementation agrees: tests/test_mutation.py); a mutant none tells apart is
+    equivalent."""
 
     def __init__(self, kit: Path = KIT) -> None:
         self.reference = {engine: load(engine, (kit / "solutions" / f"{engine}.py").read_text("utf-8"),
@@ -828,6 +832,7 @@ class Probe:
                                   f"{', '.join(stopped[:5])} end with {expected[0][-1]}")
 
     def __call__(self, mutant: Mutant) -> Verdict:
+        """The probe's Verdict on `mutant`: the first program whose observations differ, if any."""
         self.loaded += 1
         try:
             module = load(mutant.engine, mutant.source, f"probe_mutant_{self.loaded}_{mutant.engine}")
@@ -854,10 +859,12 @@ class Grade:
 
     @property
     def lost(self) -> set[str]:
+        """The parts that lost points."""
         return {part for part, (score, most) in self.scores.items() if score < most}
 
     @property
     def failed(self) -> set[str]:
+        """The tests that failed."""
         return {test for test, outcome in self.outcomes.items() if outcome == "failed"}
 
 
@@ -874,8 +881,9 @@ def _outcomes(junit: Path) -> dict[str, str]:
 
 def grade(folder: Path, sealed: Path, scratch: Path, seed: str = "public",
           modules: tuple[str, ...] = ()) -> Grade:
-    """Grade `folder` as a TA does, at `seed`, against the reference sealed at it; with
-    `modules`, only the tests of those suite modules (test_value_mul, ...)."""
+    """Grade `folder` as a TA does (in the grading processes of graders.py), at `seed`, against the
+    reference sealed at it, with every test's outcome from --junitxml; with `modules`, only the
+    tests of those suite modules (test_value_mul, ...)."""
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / "junit.xml"
     start = time.perf_counter()
@@ -907,7 +915,7 @@ def grade_all(folders: dict[str, Path], sealed: Path, scratch: Path, workers: in
 
 
 def collected_tests(kit: Path = KIT) -> set[str]:
-    """Every test id that `pytest autograder` collects."""
+    """Every test id that `pytest autograder` collects; raises RuntimeError when collecting fails."""
     import subprocess
 
     run = subprocess.run([sys.executable, "-m", "pytest", "autograder", "--collect-only", "-q",
@@ -935,10 +943,12 @@ class MutationRun:
 
     @property
     def changing(self) -> list[Mutant]:
+        """The mutants the probe found to change behaviour."""
         return [m for m in self.mutants if self.verdicts[m.id].changes]
 
     @property
     def equivalent(self) -> list[Mutant]:
+        """The mutants the probe could not tell from the reference."""
         return [m for m in self.mutants if not self.verdicts[m.id].changes]
 
     @property
@@ -996,6 +1006,7 @@ def _came_out(message: str) -> str:
 
 
 def _indent(text: str, spaces: int) -> str:
+    """`text` with every line indented by `spaces`."""
     return "".join(" " * spaces + line for line in text.splitlines(keepends=True))
 
 
@@ -1045,6 +1056,7 @@ def unfailed(tests: set[str], grades: list[Grade]) -> list[str]:
 # -- the command ---------------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `autograder mutate`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("parts", nargs="*", metavar="PART",
                         help="the parts whose stubs to mutate (default: all)")

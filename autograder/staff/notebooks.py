@@ -1,23 +1,11 @@
 """The assignment as Jupyter notebooks for nbgrader, and nbgrader autograding with the kit.
 
-One notebook per student file, made from `assignments/<file>.py` and `solutions/<file>.py`
-(never kept by hand): the module docstring as markdown, the given code as read-only cells,
-each stub as an answer cell whose body is the reference's between nbgrader's
-`### BEGIN SOLUTION` / `### END SOLUTION` (so `nbgrader generate_assignment` hands students
-the stub), and one grading cell per part of grading.toml that calls `check_part`. The tests
-themselves never enter a notebook: `check_part` runs the kit's suites on the saved notebook.
-
-A method of a class is an answer cell of its own: `@method_of(Value)` above it attaches it
-to the class defined in the read-only cell before.
-
-For grading, the kit takes the place of the one step of `nbgrader autograde` that executes
-a notebook (`GradeWithKit`, set up by `use_the_kit(c)` in the course's nbgrader_config.py),
-and nbgrader does the rest as it always does: it restores the locked cells, records the
-submission's timestamp, saves each grading cell's score (the kit's partial credit, shown as
-the cell's result), applies the course's late penalty and writes `autograded/`, where
-formgrader, manual grading and `nbgrader generate_feedback` find it. `autograde_course`
-runs that for a whole class in this process, with the grades `autograder bulk` has just
-made; `PartsCsvExport` is nbgrader's CSV export with one column per part.
+`write_notebooks` makes one notebook per student file from assignments/ and solutions/: given
+code in read-only cells, each stub an answer cell with the reference's body between nbgrader's
+solution markers (a method attached by `@method_of(Value)`), one grading cell per part calling
+`check_part`; no test enters a notebook. `GradeWithKit` (`use_the_kit(c)`) takes the place of
+the step of `nbgrader autograde` that executes a notebook, and nbgrader does the rest;
+`autograde_course` runs it for a class; `PartsCsvExport` is nbgrader's export, a column per part.
 """
 
 from __future__ import annotations
@@ -84,6 +72,7 @@ def is_stub(node: ast.AST) -> bool:
 
 
 def first_line(node: ast.FunctionDef | ast.ClassDef) -> int:
+    """The first line of a definition, its decorators included."""
     return min([node.lineno] + [d.lineno for d in node.decorator_list])
 
 
@@ -96,6 +85,7 @@ def body_start(node: ast.FunctionDef) -> int:
 
 
 def functions_by_name(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """A module's functions and its classes' methods, by `name` or `Class.method`."""
     found = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -119,7 +109,8 @@ def answer_source(stub: ast.FunctionDef, stub_lines: list[str], reference: ast.F
 
 
 def notebook_cells(stub_path: Path, reference_path: Path) -> list[nbformat.NotebookNode]:
-    """The cells of one student file, in its order: given code, then each stub after its class."""
+    """The cells of one student file, in its order: given code, then each stub after its class.
+    Raises NotebookError when the file has no module docstring or the reference lacks a stub."""
     source = stub_path.read_text(encoding="utf-8")
     lines = source.splitlines()
     tree = ast.parse(source, filename=str(stub_path))
@@ -179,6 +170,8 @@ def notebook_cells(stub_path: Path, reference_path: Path) -> list[nbformat.Noteb
 
 
 def grading_cells(engine: str, grading: Grading) -> list[nbformat.NotebookNode]:
+    """The grading section of an engine's notebook: a heading, and a cell per part calling
+    `check_part`, worth the part's points (0 for a bonus)."""
     parts = [part for part in grading.parts.values() if engine_of(part.id) == engine]
     cells = [new_cell("markdown", "## Grading\n\nSave the notebook first: each cell below runs the kit's "
                       "tests of one part on the saved file and prints its score, or the reasons it lost "
@@ -195,6 +188,7 @@ def grading_cells(engine: str, grading: Grading) -> list[nbformat.NotebookNode]:
 
 
 def build_notebook(kit: Path, engine: str, grading: Grading) -> nbformat.NotebookNode:
+    """The validated notebook of one engine, with solutions."""
     cells = notebook_cells(kit / "assignments" / f"{engine}.py", kit / "solutions" / f"{engine}.py")
     notebook = nbformat.v4.new_notebook(cells=cells + grading_cells(engine, grading))
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -254,14 +248,10 @@ class KnownGrade:
 
 
 class GradeWithKit(NbGraderPreprocessor):
-    """The step of `nbgrader autograde` that executes a notebook, done by the kit.
-
-    Each grading cell of the kit's gets the kit's verdict for its part as its output (printed
-    text, and the score as the cell's result, which nbgrader's SaveAutoGrades takes as partial
-    credit); no student code runs in nbgrader's kernel. A bonus part's points go to its cell's
-    extra credit, unless a grader has typed a score into that cell. A notebook with test cells
-    of the course's own is executed by nbgrader as usual first.
-    """
+    """The step of `nbgrader autograde` that executes a notebook, done by the kit: no student code
+    runs in nbgrader's kernel, and each kit grading cell gets its part's verdict as output and the
+    score as its result (SaveAutoGrades' partial credit). A notebook with test cells of the
+    course's own is executed by nbgrader first."""
 
     known = Dict(help="student -> engine -> KnownGrade: what the kit has just graded, reused "
                       "when the module made from the notebook is the one graded").tag(config=True)
@@ -269,6 +259,8 @@ class GradeWithKit(NbGraderPreprocessor):
                               "grading.secret in the kit, as for autograder bulk)").tag(config=True)
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
+        """The notebook with the kit's verdicts in its grading cells, and `resources`; raises
+        NotebookError when a cell's points are not grading.toml's."""
         grading = load()
         ids = resources["nbgrader"]
         name = ids["notebook"]
@@ -302,6 +294,8 @@ class GradeWithKit(NbGraderPreprocessor):
         return nb, resources
 
     def grade(self, nb: nbformat.NotebookNode, student: str, assignment: str, engine: str) -> dict[str, dict]:
+        """results.json's entries by part for the notebook: the kit's known grade when it graded
+        this very module, else an official grading now. Raises NotebookError."""
         module = notebook_module(nb, engine)
         known = self.known.get(student, {}).get(engine)
         if known is not None and module == known.module:
@@ -315,6 +309,7 @@ class GradeWithKit(NbGraderPreprocessor):
         return score_modules({engine: module} if module is not None else {}, KIT_ROOT, *options)
 
     def record_bonus(self, ids: dict, bonus: dict[str, float]) -> None:
+        """Write each bonus cell's score as its extra credit, unless a grader has scored the cell."""
         with quiet_sqlalchemy(), Gradebook(ids["db_url"]) as gradebook:
             for cell_id, score in bonus.items():
                 grade = gradebook.find_grade(cell_id, ids["notebook"], ids["assignment"], ids["student"])
@@ -324,7 +319,8 @@ class GradeWithKit(NbGraderPreprocessor):
 
 
 def with_the_kit(preprocessors: list) -> list:
-    """Autograde's preprocessors with the kit in place of nbgrader's Execute."""
+    """Autograde's preprocessors with the kit in place of nbgrader's Execute; raises NotebookError
+    when there is no Execute step."""
     def is_execute(step: object) -> bool:
         return step is Execute or step in ("nbgrader.preprocessors.Execute",
                                            "nbgrader.preprocessors.execute.Execute")
@@ -361,11 +357,14 @@ def course_config(course: Path) -> Config:
 
 
 class CollectedLog(logging.Handler):
+    """A logging handler that keeps every record as a line, `[LEVEL] message`."""
+
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Keep the record as a line."""
         self.lines.append(f"[{record.levelname}] {record.getMessage()}")
 
 
@@ -374,7 +373,8 @@ def autograde_course(course: Path, db_url: str, assignment: str,
                      secret: Path | None = None, log_folder: Path | None = None) -> list[str]:
     """Run nbgrader's own autograde, with the kit in it, on every submission of `assignment` in
     the course folder `course`; return a line for each submission nbgrader could not autograde
-    (its log is kept in `log_folder` when given). `known` holds what the kit has just graded."""
+    (its log is kept in `log_folder` when given). `known` holds what the kit has just graded.
+    Raises NotebookError when the gradebook has no such assignment."""
     course = course.resolve()
     with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
         try:
@@ -426,7 +426,7 @@ def course_grades(db_url: str, assignment: str) -> dict[str, tuple[dict[str, flo
     """nbgrader's grade of every submission of `assignment` that has a grade for every part, the
     course's grade of record, by the source intake gives it (`submitted/<student>`): each part's
     score (a grader's where one was typed in, the kit's otherwise, extra credit included) and
-    the late penalty."""
+    the late penalty. Raises NotebookError when the gradebook has no such assignment."""
     parts = {grade_id(part): part for part in load().parts}
     found = {}
     with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
@@ -476,6 +476,7 @@ class PartsCsvExport(ExportPlugin):
                "raw_score", "late_submission_penalty", "score", "max_score")
 
     def export(self, gradebook: Gradebook) -> None:
+        """Write the CSV to `self.to` (default grades.csv): a row per student of each assignment."""
         parts = {grade_id(part): part for part in load().parts}
         rows, columns = [], []
         with quiet_sqlalchemy():
@@ -501,6 +502,7 @@ class PartsCsvExport(ExportPlugin):
 
     @staticmethod
     def row(gradebook: Gradebook, assignment, student, names: dict) -> dict:
+        """One student's row for one assignment; zeros where the student has no submission."""
         row = {"assignment": assignment.name, "duedate": assignment.duedate or "", "student_id": student.id,
                "last_name": student.last_name or "", "first_name": student.first_name or "",
                "email": student.email or "", "max_score": assignment.max_score}

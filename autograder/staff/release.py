@@ -1,21 +1,10 @@
 """Build what leaves the kit: the student handout, a Gradescope bundle, nbgrader notebooks.
 
-  autograder release student -o DIR             assignments/, the visible suites, the grader,
-                                                answers sealed for the visible scenarios only
-  autograder release classroom -o DIR           the same, with a GitHub Classroom workflow
-                                                (which counts whole points only)
-  autograder release gradescope -o autograder.zip   every suite, the reference and a secret of
-                                                its own (it asks each submission new questions),
-                                                bulk's intake, setup.sh and run_autograder
-  autograder release nbgrader -o DIR            value.ipynb, tensor.ipynb, dual.ipynb for an
-                                                nbgrader course's source/<assignment>/
-
-A handout holds nothing of solutions/: the reference's answers to the public questions are
-recorded by running the suites that ship against solutions/ with `--seal-reference`. A
-Gradescope bundle, which students never see, holds the reference itself and a secret made for
-it: every submission is asked questions of its own, which only the reference can answer, and
-`run_autograder` closes both to the accounts student code runs as. Loaded by pytest as a plugin
-(`-p autograder.staff.release --list-parts PATH`) it writes which part every collected test grades.
+`autograder release student|classroom|gradescope|nbgrader -o OUT` (docs/platforms.md). A
+handout holds nothing of solutions/, only the reference's answers to the public questions of
+the suites it ships, sealed by running exactly those against solutions/; the Gradescope bundle,
+which students never see, holds the reference and a secret of its own instead. Loaded by pytest
+as a plugin (`-p autograder.staff.release --list-parts PATH`), it writes each test's part.
 """
 
 from __future__ import annotations
@@ -69,11 +58,13 @@ class ReleaseError(Exception):
 # -- which part every test grades (a pytest plugin, run in a subprocess on the kit) ------------
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add --list-parts."""
     parser.addoption("--list-parts", type=Path, default=None,
                      help="write every collected test's file, name and part to this JSON file")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """With --list-parts, write every collected test's file, name, class and part as JSON."""
     path = session.config.getoption("--list-parts")
     if path is None:
         return
@@ -88,13 +79,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @dataclass(frozen=True)
 class SuiteTest:
+    """One collected test of the suites, and the part it grades."""
+
     file: Path  # relative to the kit
     name: str  # the top-level definition that holds it: a function or a class
     part: str
 
 
 def collect(kit: Path) -> list[SuiteTest]:
-    """Every test of the kit's suites with the part it grades, as pytest itself collects them."""
+    """Every test of the kit's suites with the part it grades, as pytest itself collects them;
+    raises ReleaseError with pytest's own words when collecting fails."""
     with tempfile.TemporaryDirectory() as scratch:
         listing = Path(scratch) / "parts.json"
         done = run_pytest(kit, ["--collect-only", "-qq", "-p", "autograder.staff.release",
@@ -116,6 +110,7 @@ def run_pytest(cwd: Path, args: list[str]) -> subprocess.CompletedProcess:
 
 
 def tail(text: str, lines: int = 40) -> str:
+    """The last `lines` lines of `text`."""
     return "\n".join(text.splitlines()[-lines:])
 
 
@@ -154,7 +149,8 @@ def helper_names(node: ast.stmt) -> set[str]:
 
 def plan_suites(tests: list[SuiteTest], shipped: set[str]) -> dict[Path, set[str] | None]:
     """For each suite file holding a test: None to ship it whole, else the definitions to cut
-    out. Files whose every test grades a part not in `shipped` are left out entirely."""
+    out. Files whose every test grades a part not in `shipped` are left out entirely. Raises
+    ReleaseError for a definition that holds tests of shipped and unshipped parts."""
     by_file: dict[Path, dict[str, set[str]]] = {}
     for test in tests:
         by_file.setdefault(test.file, {}).setdefault(test.name, set()).add(test.part)
@@ -208,7 +204,7 @@ def only_parts(text: str, keep: set[str]) -> str:
 
 def seal(release: Path, solutions: Path) -> None:
     """Record the reference's answers for exactly the suites in `release`, and check on the way
-    that the reference earns every point of them."""
+    that the reference earns every point of them; raises ReleaseError when it does not."""
     done = run_pytest(release, ["autograder", "--submission", str(solutions), "--reference", str(solutions),
                                 "--seal-reference", str(release / SEALED)])
     if done.returncode != 0 or not (release / SEALED).is_file():
@@ -217,6 +213,7 @@ def seal(release: Path, solutions: Path) -> None:
 
 
 def prepare(out: Path) -> None:
+    """Raise ReleaseError unless `out` is missing or an empty folder."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseError(f"{out} already exists and is not an empty folder; choose a new path "
                            "or remove it first")
@@ -239,7 +236,7 @@ def building(out: Path) -> Iterator[Path]:
 
 
 def project(kit: Path) -> dict:
-    """The [project] table of the kit's pyproject.toml."""
+    """The [project] table of the kit's pyproject.toml; raises ReleaseError."""
     pyproject = kit / "pyproject.toml"
     try:
         return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
@@ -250,7 +247,7 @@ def project(kit: Path) -> dict:
 
 def python_minimum(kit: Path) -> str:
     """The kit's Python floor, "3.9", from requires-python in its pyproject.toml: the one place
-    that says it, for the handout's README and the Gradescope image alike."""
+    that says it, for the handout's README and the Gradescope image alike. Raises ReleaseError."""
     required = project(kit).get("requires-python", "")
     found = re.fullmatch(r">=\s*(\d+\.\d+)", required.strip())
     if not found:
@@ -267,8 +264,8 @@ def student_requirements(kit: Path) -> str:
 # -- the student handout -------------------------------------------------------------------------
 
 def build_student(kit: Path, out: Path, classroom: bool = False) -> None:
-    """assignments/, the visible suites and the grader, with answers sealed for them only; with
-    `classroom`, GitHub Classroom's workflow too."""
+    """Write into `out` assignments/, the visible suites and the grader, with answers sealed for
+    them only; with `classroom`, GitHub Classroom's workflow too. Raises ReleaseError."""
     grading = parse(kit / "grading.toml")
     visible = {part.id for part in grading.parts.values() if part.visibility == "visible"}
     tests = collect(kit)
@@ -295,6 +292,8 @@ def build_student(kit: Path, out: Path, classroom: bool = False) -> None:
 
 
 def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> str:
+    """The handout's README.md: its parts (`kept`) with their points, the parts of `grading` it
+    leaves out and when they are shown, and the Python it needs."""
     files = engine_files(kit / "assignments")
     stubs = {part: (f"{found[0][0]}.py", [function for _, function in found])
              for part, found in stubs_by_part(kit / "solutions").items()}
@@ -363,6 +362,7 @@ and keep your code inside these files: the grader imports nothing else.
 # -- GitHub Classroom ------------------------------------------------------------------------------
 
 def step_id(part_id: str) -> str:
+    """A part's id as a workflow step's id: every character but letters, digits and `-` as `-`."""
     return re.sub(r"[^A-Za-z0-9-]", "-", part_id)
 
 
@@ -380,7 +380,8 @@ def part_command(part_id: str, tests: list[SuiteTest]) -> str:
 
 
 def classroom_workflow(kept: Grading, tests: list[SuiteTest]) -> str:
-    """GitHub Classroom's workflow: one command-grader step per part, then the reporter."""
+    """GitHub Classroom's workflow: one command-grader step per part, then the reporter. Raises
+    ReleaseError for a part of fractional points (Classroom counts whole ones)."""
     steps, env, runners = [], [], []
     for part in kept.parts.values():
         if not any(t.part == part.id for t in tests):
@@ -409,7 +410,8 @@ def classroom_workflow(kept: Grading, tests: list[SuiteTest]) -> str:
 def gradescope_requirements(kit: Path) -> str:
     """The image's packages: on this Python's version and newer, exactly the versions that sealed
     the reference's answers; on the older ones the kit supports (whose wheels may not exist at
-    those versions), the kit's own floors, and tomli, which those Pythons need."""
+    those versions), the kit's own floors, and tomli, which those Pythons need. Raises
+    ReleaseError when one of the packages is not installed here."""
     declared = [*project(kit)["dependencies"], *project(kit)["optional-dependencies"]["staff"]]
     floors = {re.split(r"[<>=!~; ]", spec, maxsplit=1)[0]: spec for spec in declared}
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -427,7 +429,7 @@ def gradescope_requirements(kit: Path) -> str:
 
 
 def gradescope_setup(python: str) -> str:
-    """setup.sh, with the kit's minimum Python written in."""
+    """setup.sh, with the kit's minimum Python written in; raises ReleaseError."""
     template = (PLATFORM_FILES / "setup.sh").read_text(encoding="utf-8")
     if template.count("@python_minimum@") != 1:
         raise ReleaseError(f"{PLATFORM_FILES / 'setup.sh'}: keep exactly one @python_minimum@, where "
@@ -438,7 +440,7 @@ def gradescope_setup(python: str) -> str:
 def build_gradescope(kit: Path, bundle: Path) -> None:
     """autograder.zip: run_autograder, setup.sh and grade_submission.py at the top, the grader
     beside them (no staff tool: a submission goes through the grader's own intake), the
-    reference in solutions/ and a secret of the bundle's own in grading.secret."""
+    reference in solutions/ and a secret of the bundle's own in grading.secret. Raises ReleaseError."""
     if bundle.suffix != ".zip":
         raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
     if bundle.exists():
@@ -479,6 +481,7 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
 # -- the command -----------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `autograder release`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("target", choices=("student", "classroom", "gradescope", "nbgrader"),
                         help="what to build")
@@ -487,6 +490,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run `autograder release` after `autograder check`; returns the exit status."""
     from .check import findings  # the author's check, which also grades the reference
 
     try:

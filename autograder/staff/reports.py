@@ -1,24 +1,10 @@
 """What a bulk run hands out, made from the gradebook's entries alone.
 
-- grades.csv: one row per student, one column per part of grading.toml, and the total;
-- grades-canvas.csv, grades-moodle.csv, grades-moodle-worksheet.csv: the totals in the
-  import formats of Canvas's gradebook, Moodle's gradebook and a Moodle assignment's grading
-  worksheet, with the ids the LMS download gave each student;
-- feedback/<student>.md and .html: the score table and every message the student may see;
-- summary.html, one file with its plots in it: totals, the pass rate of each part, the
-  misconceptions met;
-- failures.jsonl: one JSON line per submission that could not be graded or does not count.
-
-A student with several entries in the class folder (`jsmith/` and `jsmith.zip`) has each one
-graded, but none counts: grades.csv leaves their cells empty and the import files leave them
-out until the TA removes or renames all but one, for no rule can tell a resubmission from two
-students whose names read alike.
-
-Feedback never shows the checks of a hidden part, and no line of the suites' code (a
-traceback of a failed check can quote it) reaches a student. What a submission named or
-printed is escaped for where it goes: a formula-looking CSV cell is quoted, Markdown and
-HTML get no link, tag or markup of the submission's making. Each file is written whole and
-then put in place, so an interrupted run leaves the last complete reports or the new ones.
+`write_all` writes grades.csv, the Canvas and Moodle import files, feedback/<student>.md and
+.html, summary.html (its plots inside it) and failures.jsonl (README.md, "For TAs"). Feedback
+never shows a hidden part's checks nor a line of the suites' code; whatever a submission named
+or printed is escaped for where it goes (escape.py); every file is written whole, then put in
+place, so an interrupted run leaves the last complete reports or the new ones.
 """
 
 from __future__ import annotations
@@ -78,6 +64,7 @@ class Grade:
 
     @property
     def total(self) -> float:
+        """The points of every part less the penalty, never below 0."""
         return round(max(0.0, sum(self.parts.values()) - self.penalty), 2)
 
 
@@ -155,10 +142,12 @@ def passed(score: Score) -> bool:
 
 
 def maximum(grading: Grading) -> float:
+    """The points possible, bonus left out."""
     return sum(part.points for part in grading.parts.values() if not part.bonus)
 
 
 def number(x: float) -> str:
+    """A number as the reports write it: `3`, `2.5`."""
     return f"{x:g}"
 
 
@@ -184,6 +173,7 @@ def write_csv(path: Path, grades: dict[str, Grade], several: dict[str, list[Entr
 
 
 def rows_csv(header: list[str], rows: list[list[str]]) -> str:
+    """A CSV of `header` and `rows`, every cell of the rows safe from a spreadsheet's formulas."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)
@@ -203,10 +193,8 @@ def write_canvas(path: Path, grades: dict[str, Grade], grading: Grading, column:
 
 
 def write_moodle(path: Path, grades: dict[str, Grade], column: str) -> None:
-    """Moodle's gradebook import (Import > CSV file): a column that identifies the user, which the
-    TA maps to a username, ID number or email address, and the grade. A student from an LMS
-    download is left out: Moodle knows no user by a Canvas user id or a participant id, and it
-    stops the whole import at the first user it cannot find."""
+    """Moodle's gradebook import (Import > CSV file): the user, which the TA maps, and the grade;
+    an LMS download's students are left out (Moodle stops the whole import at an unknown user)."""
     rows = [[student, number(grade.total)] for student, grade in grades.items() if not grade.entry.lms]
     put(path, rows_csv(["Student", column], rows))
 
@@ -292,6 +280,7 @@ def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[tuple[
 
 
 def score_rows(entry: Entry, grading: Grading) -> list[tuple[str, str, str]]:
+    """The feedback's score table: (part, title, `points / most`) per part, then the total."""
     got = points(entry, grading)
     rows = [(part_id, part.title + (" (bonus)" if part.bonus and "bonus" not in part.title.lower() else ""),
              f"{number(got[part_id])} / {number(part.points)}") for part_id, part in grading.parts.items()]
@@ -313,6 +302,7 @@ def verbatim(messages: str) -> str:
 
 
 def feedback_markdown(entry: Entry, grading: Grading) -> str:
+    """feedback/<student>.md: the score table, the notes on the files, the lost points' messages."""
     lines = [f"# Feedback for {markdown(entry.student)}", "",
              f"Submission {markdown(entry.source)} ({markdown(entry.format)}), graded "
              f"{markdown(entry.graded_at)}.", ""]
@@ -359,6 +349,7 @@ def graph_table(block: graphs.Table, as_markdown: bool) -> str:
 
 
 def page(title: str, body: str) -> str:
+    """An HTML page of the kit's style around `body` (already escaped)."""
     return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{escape(title)}</title>"
             f"<style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
 
@@ -416,6 +407,7 @@ def message_html(messages: str) -> str:
 
 
 def feedback_html(entry: Entry, grading: Grading) -> str:
+    """feedback/<student>.html: what feedback_markdown holds, as HTML."""
     parts = [f"<h1>Feedback for {html(entry.student)}</h1>",
              f"<p>Submission <code>{html(entry.source)}</code> ({html(entry.format)}), "
              f"graded {html(entry.graded_at)}.</p>"]
@@ -556,6 +548,7 @@ def figures(totals: list[float], most: float, pass_rates: dict[str, float],
 
 
 def png(figure) -> bytes:
+    """A matplotlib figure as PNG bytes; the figure is closed."""
     from matplotlib import pyplot
 
     figure.tight_layout()

@@ -1,12 +1,8 @@
 """Make the course's secret, which every official grading draws its questions from.
 
-  autograder secret [FILE]      FILE (default: grading.secret in the kit) holds the secret
-
-A grading given the secret (`autograder bulk`, the Gradescope bundle, nbgrader's autograde with
-the kit) asks each submission numbers drawn from its files under the secret, so the same files
-always get the same questions and no answer a student has seen fits new ones. Keep the file,
-readable by the course staff alone, and never hand it out: with another secret every
-submission gets other questions (the same grade, other numbers in its feedback).
+`autograder secret [FILE]` (default: grading.secret in the kit). Keep the file, readable by the
+course staff alone, and never hand it out: with another secret every submission gets other
+questions (the same grade, other numbers in its feedback).
 """
 
 from __future__ import annotations
@@ -22,12 +18,14 @@ DEFAULT_SECRET = KIT_ROOT / "grading.secret"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `autograder secret`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("file", type=Path, nargs="?", default=DEFAULT_SECRET, metavar="FILE",
                         help=f"where the secret is kept (default: {DEFAULT_SECRET})")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run `autograder secret`; returns the exit status."""
     try:
         made = make_secret(args.file)
         read_secret(args.file)

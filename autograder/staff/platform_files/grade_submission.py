@@ -39,13 +39,14 @@ def submission_id(submission_folder: Path) -> str:
 
 
 def main(submission_folder: Path, results: Path) -> int:
+    """Grade the submission in `submission_folder` into Gradescope's `results` file; returns 0,
+    or pytest's exit status (else 1) when pytest wrote no results."""
     # The bundle's secret and reference are root's alone, however the zip was unpacked.
     os.chmod(KIT / "grading.secret", 0o600)
     for path in [KIT / "solutions", *(KIT / "solutions").iterdir()]:
         os.chmod(path, 0o700 if path.is_dir() else 0o600)
     submission = intake.read_folder(submission_folder, "submission", "gradescope")
-    # A note quotes the submission's own names, which may hold line breaks: each stays one line,
-    # so that no name can pass for a note of the grader's.
+    # A note quotes the submission's names: kept on one line, none can pass for a note of the grader's.
     notes = [printable(note) for note in submission.notes]
     for note in notes:
         print(f"intake: {note}")
