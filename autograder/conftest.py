@@ -228,7 +228,6 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
               series: judge.Series | None = None, **kwargs) -> None:
         scenario = scenarios.scenario(scenario_id)
         # What the test asked, for pytest's own reports (--junitxml): the kit checks its suites with it.
-        request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
         request.node.user_properties.append(("suspects", json.dumps(sorted(suspects or {}))))
         if unknown := sorted(set(suspects or {}) - CATALOGUE.keys()):
             pytest.fail(f"Not checked, a fault of the grader: this check names misconception {unknown[0]!r}, "
@@ -237,6 +236,7 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
         asked = request.getfixturevalue("ask") if "ask" in request.fixturenames else None
         if asked is not None and (problem := asked.too_few(MIN_QUESTIONS)):  # at every seed, the public one too
             pytest.fail(f"Not checked, a fault of the grader: {problem} Tell the course staff.", pytrace=False)
+        request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
         expected, got, limit = runner.run(scenario_id, kwargs, part)
         loose = tolerance == "training"
         strict = judge.Tolerance(tolerances.rel, tolerances.abs)

@@ -150,3 +150,31 @@ def test_a_limit_too_tight_for_the_reference_is_refused(kit):
     release = autograder(kit, "release", "student", "-o", str(kit / "handout"))
     assert release.returncode == 1 and "[limits] time_multiplier = 1.5" in release.stderr
     assert not (kit / "handout").exists() and not list(kit.glob(".handout.*"))
+
+
+def test_a_test_that_asks_too_few_questions_is_refused(tmp_path):
+    """A range so narrow that a student could collect every official answer by resubmitting
+    fails the reference's grading, and `check` names the test and the fix."""
+    kit = copy_of_the_kit(tmp_path / "kit")
+    suite = kit / "autograder" / "suites" / "test_dual.py"
+    text = suite.read_text(encoding="utf-8")
+    assert text.count("ask.whole(-4, -2000, -2)") == 1
+    suite.write_text(text.replace("ask.whole(-4, -2000, -2)", "ask.whole(-4, -9, -2)"), encoding="utf-8")
+    done = autograder(kit, "check")
+    assert done.returncode != 0
+    assert "test_a_constant[int] can ask only 7 different questions" in done.stdout + done.stderr
+
+
+def test_a_misconception_id_with_a_typo_is_named_before_any_student_hits_it(tmp_path):
+    """A suspect's id that the catalogue does not list used to crash the grading of the first
+    buggy submission that matched it; `check` names it, with the suite it is in."""
+    kit = copy_of_the_kit(tmp_path / "kit")
+    suite = kit / "autograder" / "suites" / "test_dual.py"
+    text = suite.read_text(encoding="utf-8")
+    old = 'suspects={"dual-constant-derivative": lambda e, g: g.observations["der"] == 1}'
+    assert text.count(old) == 1
+    suite.write_text(text.replace(old, old.replace("derivative", "derivativ")), encoding="utf-8")
+    done = autograder(kit, "check")
+    assert done.returncode != 0
+    assert ("autograder/suites/test_dual.py: a test names misconception 'dual-constant-derivativ', which "
+            "autograder/misconceptions.py does not list") in done.stdout + done.stderr
