@@ -234,8 +234,9 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
                         "which autograder/misconceptions.py does not list. Tell the course staff.",
                         pytrace=False)
         asked = request.getfixturevalue("ask") if "ask" in request.fixturenames else None
-        if asked is not None and (problem := asked.too_few(MIN_QUESTIONS)):  # at every seed, the public one too
-            pytest.fail(f"Not checked, a fault of the grader: {problem} Tell the course staff.", pytrace=False)
+        if asked is not None and (problem := asked.too_few(MIN_QUESTIONS)):  # at every seed, public too
+            pytest.fail(f"Not checked, a fault of the grader: {problem} Tell the course staff.",
+                        pytrace=False)
         request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
         expected, got, limit = runner.run(scenario_id, kwargs, part)
         loose = tolerance == "training"

@@ -114,9 +114,10 @@ class Questions:
         self.space *= max(1, round((high - low) * 10**DIGITS))
         if self.rng is None:
             return float(public)
-        while (drawn := min(max(round(self.rng.uniform(low, high), DIGITS), low), high)) == public and low < high:
-            pass
-        return drawn
+        while True:
+            drawn = min(max(round(self.rng.uniform(low, high), DIGITS), low), high)
+            if drawn != public or low == high:
+                return drawn
 
     def whole(self, public: int, low: int, high: int) -> int:
         """An int in [low, high] (public: `public`); raises ValueError when `public` is outside it."""

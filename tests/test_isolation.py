@@ -174,7 +174,7 @@ def foreign_identities() -> set[str]:
 
 def _alive_process(pid: int) -> bool:
     try:
-        return not Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
 
