@@ -17,6 +17,7 @@ import sys
 import textwrap
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -455,11 +456,14 @@ def test_bulk_grades_what_pytest_autograder_grades(tmp_path, reference_cache):
         book.close()
     official = ["--grading-secret", str(secret), "--grading-context", bulk.grader_version(),
                 "--reference", str(KIT / "solutions")]
+    def alone(entry) -> dict:  # a pytest process of its own
+        return autograde_folder(klass / entry.name, tmp_path / f"{entry.name}.json", *official, env={})
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        by_itself = dict(zip((entry.name for entry in CORPUS), pool.map(alone, CORPUS)))
     for entry in CORPUS:
-        alone = autograde_folder(klass / entry.name, tmp_path / f"{entry.name}.json", *official,
-                                 env={})  # a pytest process of its own
         expected = {part: (e["score"], "" if e["score"] >= e["max_score"] else e["output"])
-                    for part, e in alone.items()}
+                    for part, e in by_itself[entry.name].items()}
         assert graded[entry.name].keys() == expected.keys(), entry.name
         for part, (points, message) in expected.items():
             got_points, got_message = graded[entry.name][part]

@@ -11,7 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_release import ENGINES, VISIBLE, release, student_env  # noqa: F401 - fixtures
+from test_release import (
+    AFTER_THE_DUE_DATE,
+    CLI,
+    ENGINES,
+    VISIBLE,
+    kit_with_visibility,
+    run,
+    student_env,  # noqa: F401 - a fixture
+)
 
 from autograder.config import load
 
@@ -25,7 +33,18 @@ REPORTER = "education/autograding-grading-reporter@v1"
 
 
 @pytest.fixture(scope="module")
-def workflow(release: Path) -> dict:  # noqa: F811 - the fixture imported above
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The GitHub Classroom release (the student release and its workflow) of a kit with a part
+    shown after the due date, which the workflow leaves out."""
+    kit = kit_with_visibility(tmp_path_factory.mktemp("kit"), {AFTER_THE_DUE_DATE: "after_due_date"})
+    out = tmp_path_factory.mktemp("classroom") / "handout"
+    done = run(CLI + ["release", "classroom", "-o", str(out)], kit)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def workflow(release: Path) -> dict:
     return yaml.safe_load((release / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8"))
 
 
@@ -34,7 +53,7 @@ def grading_steps(workflow: dict) -> list[dict]:
     return [step for step in steps if step.get("uses") == GRADER]
 
 
-def test_one_step_per_visible_part_with_its_points(workflow, release):  # noqa: F811
+def test_one_step_per_visible_part_with_its_points(workflow, release):
     kept = load(release / "grading.toml")
     steps = grading_steps(workflow)
     assert [step["name"] for step in steps] == [part for part in kept.parts if part in VISIBLE]
@@ -56,7 +75,7 @@ def test_the_reporter_adds_up_every_step(workflow):
     assert set(workflow["on"]) >= {"push"} and workflow["permissions"]["checks"] == "write"
 
 
-def test_it_installs_numpy_and_pytest_only(workflow, release):  # noqa: F811
+def test_it_installs_numpy_and_pytest_only(workflow, release):
     runs = [step["run"] for step in workflow["jobs"]["run-autograding-tests"]["steps"] if "run" in step]
     assert runs == ["python -m pip install -r requirements.txt"]
     required = (release / "requirements.txt").read_text(encoding="utf-8").splitlines()
