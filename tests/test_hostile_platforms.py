@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 from corpus import BUGS, build
-from test_classroom import grading_steps, workflow  # noqa: F401 - fixture
+from test_classroom import grading_steps, release, workflow  # noqa: F401 - fixtures: the classroom release
 from test_gradescope import PEEK, bundle, by_part, image_env, layout, run_autograder, submit  # noqa: F401
-from test_release import release, student_env  # noqa: F401 - fixtures
+from test_release import student_env  # noqa: F401 - a fixture
 
 from autograder.config import load
 from autograder.parts import ENGINES

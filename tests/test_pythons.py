@@ -38,11 +38,14 @@ def pythons() -> dict[tuple[int, int], Path]:
     """One interpreter per Python 3 version this machine has, by (major, minor), as its name
     says: found without starting any of them, so that collecting these tests costs nothing."""
     found: dict[tuple[int, int], Path] = {}
-    named = [(f"3.{minor}", shutil.which(f"python3.{minor}")) for minor in range(6, 20)]
-    if PYENV.is_dir():
+    named = []
+    if PYENV.is_dir():  # pyenv's own interpreters first: its shims run only the versions it selects
         named += [(path.parent.parent.name, str(path)) for path in sorted(PYENV.glob("3.*/bin/python3"))]
+    named += [(f"3.{minor}", shutil.which(f"python3.{minor}")) for minor in range(6, 20)]
     for name, candidate in named:
         parts = re.match(r"3\.(\d+)", name)
+        if candidate and "shims" in Path(candidate).parts:
+            continue
         if candidate and parts and (3, int(parts[1])) not in found:
             found[(3, int(parts[1]))] = Path(candidate)
     return found
