@@ -384,3 +384,23 @@ def test_nothing_a_submission_goes_through_imports_a_staff_tool():
             if any("staff" in name.split(".") for name in names):
                 reaching.append(f"{path.relative_to(KIT)}:{node.lineno}")
     assert len(grader) > 10 and not reaching
+
+
+def test_no_release_carries_the_course_secret(tmp_path):
+    """The course's secret, which the official questions of bulk and nbgrader are drawn under,
+    is in no handout, no classroom repository, no nbgrader source and no Gradescope bundle (which
+    makes a secret of its own)."""
+    kit = kit_with_visibility(tmp_path / "kit", {"value.mul": "visible"})
+    done = run(CLI + ["secret"], kit)
+    assert done.returncode == 0, done.stderr
+    secret = (kit / "grading.secret").read_text(encoding="utf-8").strip()
+    for target, out in (("student", "handout"), ("classroom", "classroom"), ("nbgrader", "source"),
+                        ("gradescope", "autograder.zip")):
+        done = run(CLI + ["release", target, "-o", str(tmp_path / out)], kit)
+        assert done.returncode == 0, (target, done.stderr)
+    zipped = tmp_path / "bundle"
+    shutil.unpack_archive(tmp_path / "autograder.zip", zipped)
+    released = [path for name in ("handout", "classroom", "source", "bundle")
+                for path in (tmp_path / name).rglob("*") if path.is_file()]
+    assert any(path.name == "grading.secret" for path in released)  # the bundle's own
+    assert not [path for path in released if secret.encode() in path.read_bytes()]
