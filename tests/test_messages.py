@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from autograding import autograde_folder
-from corpus import GIVEN_CHANGES, Edit, Submission, build
+from corpus import CORPUS, GIVEN_CHANGES, Edit, Submission, build
 
 from autograder import scenarios
 from autograder.config import load
@@ -186,3 +186,42 @@ def test_a_timeout_that_printing_explains_says_how_much_was_printed(sealed_refer
     assert timed_out, {test: m[:200] for test, m in messages.items()}
     assert all(re.search(r"It printed \d+\.\d MB meanwhile, and printing that much takes time of its own", m)
                for m in timed_out), timed_out[0]
+
+
+def test_a_first_run_on_the_stubs_fits_a_screen():
+    """The untouched stubs printed 1,419 lines, a traceback per check: now each part waits on one
+    line, naming the stub it waits for, and the score table follows."""
+    lines = pytest_output("-q")
+    assert len(lines) <= 40, "\n".join(lines)
+    waiting = lines[lines.index(next(line for line in lines if "waiting for stubs" in line)) + 1:]
+    waiting = waiting[:next(i for i, line in enumerate(waiting) if " waiting in " in line)]
+    worth = [part for part, declared in PARTS.items() if declared.points]
+    assert sorted(line.split(":")[0] for line in waiting) == sorted(worth)
+    assert all(re.search(r": \d+ checks? waits? for \S+, still a stub$", line) for line in waiting), waiting
+    assert not any("Traceback" in line or "NotImplementedError" in line for line in lines)
+
+
+def test_a_failed_check_says_first_which_part_it_counts_for(sealed_reference, tmp_path):
+    folder = tmp_path / "mul-and-training"
+    build(next(s for s in CORPUS if s.name == "mul-assigns-instead-of-adding"), KIT / "solutions", folder)
+    junit = tmp_path / "report.xml"
+    autograde_folder(folder, tmp_path / "results.json", "--reference", str(sealed_reference.path),
+                     "--junitxml", str(junit))
+    firsts = {case.get("classname").rsplit(".", 1)[1]: case.find("failure").text.splitlines()[0]
+              for case in ElementTree.parse(junit).iter("testcase") if case.find("failure") is not None}
+    assert firsts == {"test_value_mul": "[counts for value.mul]",
+                      "test_value_training": "[counts for value.training]"}
+
+
+def test_a_training_run_says_where_it_departs_and_which_parts_it_needs(sealed_reference, tmp_path):
+    """A lost training run showed only `losses[2] = 0.574` against `0.568`: now it says at which
+    step the run departs, what that implies, which parts training needs and which of them lost
+    points too."""
+    folder = tmp_path / "mul-and-training"
+    build(next(s for s in CORPUS if s.name == "mul-assigns-instead-of-adding"), KIT / "solutions", folder)
+    parts = autograde_folder(folder, tmp_path / "results.json", "--reference", str(sealed_reference.path))
+    message = " ".join(parts["value.training"]["output"].split())
+    assert re.search(r"The run follows the reference's for \d+ steps?, and departs in step \d+\.", message)
+    assert "a gradient (an operation's rule, backward() or zero_grad()) is wrong" in message
+    assert ("This check needs value.backward, value.mul, value.relu and value.zero_grad: a bug in any of "
+            "them may cost it. Of those, value.mul lost points too: start with its messages.") in message
