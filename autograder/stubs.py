@@ -112,28 +112,31 @@ def stubs_by_part(solutions: Path) -> dict[str, list[tuple[str, str]]]:
     return found
 
 
-def stale_student_files(kit: Path) -> list[str]:
-    """A line for each student file that is not what solutions/ makes of it."""
-    problems = []
+def _outdated(kit: Path) -> list[tuple[Path, Path, str]]:
+    """(reference file, student file, what the reference makes of it) for each student file that
+    is missing or differs from what solutions/ makes of it."""
+    found = []
     for path in engine_files(kit / "solutions"):
         target = kit / "assignments" / path.name
         made = student_source(path.read_text(encoding="utf-8"), path)
         if not target.is_file() or target.read_text(encoding="utf-8") != made:
-            problems.append(f"{target}: not what {path} makes of it; write it again with `autograder stubs`")
-    return problems
+            found.append((path, target, made))
+    return found
+
+
+def stale_student_files(kit: Path) -> list[str]:
+    """A line for each student file that is not what solutions/ makes of it."""
+    return [f"{target}: not what {path} makes of it; write it again with `autograder stubs`"
+            for path, target, _ in _outdated(kit)]
 
 
 def write_student_files(kit: Path) -> list[Path]:
     """Write assignments/ from solutions/; the files that changed."""
-    changed = []
-    for path in engine_files(kit / "solutions"):
-        target = kit / "assignments" / path.name
-        made = student_source(path.read_text(encoding="utf-8"), path)
-        if not target.is_file() or target.read_text(encoding="utf-8") != made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(made, encoding="utf-8")
-            changed.append(target)
-    return changed
+    outdated = _outdated(kit)
+    for _, target, made in outdated:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(made, encoding="utf-8")
+    return [target for _, target, _ in outdated]
 
 
 # -- the operations of value.py, and which of them are given ------------------------------------------

@@ -82,9 +82,9 @@ def scores(results: Path) -> dict[str, float]:
     return {t["tags"][0]: t["score"] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]}
 
 
-@pytest.mark.parametrize("version", sorted(SUPPORTED), ids=lambda v: f"python{v[0]}.{v[1]}")
-def test_the_handout_grades_as_the_kit_on_every_supported_python(handout, tmp_path, version):
-    python = venv(SUPPORTED[version], tmp_path / "venv", handout / "requirements.txt")
+def grades_as_the_kit(python: Path, handout: Path, tmp_path: Path) -> None:
+    """`pytest autograder` in copies of the handout, with `python`, gives the reference every
+    visible part's points and the stubs none, and ends with the score table."""
     for files, expected in (("solutions", dict(VISIBLE)), ("assignments", dict.fromkeys(VISIBLE, 0))):
         copy = tmp_path / f"handout-{files}"
         shutil.copytree(handout, copy)
@@ -96,6 +96,12 @@ def test_the_handout_grades_as_the_kit_on_every_supported_python(handout, tmp_pa
         assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
         assert scores(tmp_path / f"{files}.json") == expected, files
         assert any(line.startswith("total") for line in done.stdout.splitlines()[-3:])
+
+
+@pytest.mark.parametrize("version", sorted(SUPPORTED), ids=lambda v: f"python{v[0]}.{v[1]}")
+def test_the_handout_grades_as_the_kit_on_every_supported_python(handout, tmp_path, version):
+    python = venv(SUPPORTED[version], tmp_path / "venv", handout / "requirements.txt")
+    grades_as_the_kit(python, handout, tmp_path)
 
 
 def floors(requirements: Path) -> list[str]:
@@ -116,16 +122,7 @@ def test_the_handout_grades_as_the_kit_at_the_oldest_versions_it_allows(handout,
     pins = tmp_path / "floors.txt"
     pins.write_text("\n".join(floors(handout / "requirements.txt")) + "\n", encoding="utf-8")
     python = venv(SUPPORTED[min(SUPPORTED)], tmp_path / "venv", pins)
-    for files, expected in (("solutions", dict(VISIBLE)), ("assignments", dict.fromkeys(VISIBLE, 0))):
-        copy = tmp_path / f"handout-{files}"
-        shutil.copytree(handout, copy)
-        for engine in ENGINES:
-            shutil.copyfile(KIT / files / f"{engine}.py", copy / "assignments" / f"{engine}.py")
-        done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                               "--results-json", str(tmp_path / f"{files}.json")],
-                              cwd=copy, capture_output=True, text=True, timeout=INSTALL_SECONDS)
-        assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
-        assert scores(tmp_path / f"{files}.json") == expected, files
+    grades_as_the_kit(python, handout, tmp_path)
 
 
 @pytest.mark.skipif(not SUPPORTED, reason="the machine offers no other supported Python")
