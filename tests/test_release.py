@@ -386,6 +386,7 @@ def test_nothing_a_submission_goes_through_imports_a_staff_tool():
     assert len(grader) > 10 and not reaching
 
 
+@pytest.mark.slow  # four releases, each a process of its own
 def test_no_release_carries_the_course_secret(tmp_path):
     """The course's secret, which the official questions of bulk and nbgrader are drawn under,
     is in no handout, no classroom repository, no nbgrader source and no Gradescope bundle (which
