@@ -332,9 +332,12 @@ def needs(outcomes: list[scoring.Outcome]) -> list[scoring.Outcome]:
     """The outcomes, with a note on every failure of a part that other parts' stubs may cost
     (training, tanh far from zero): which parts it needs, and which of them lost points too."""
     lost = {o.part for o in outcomes if not o.passed}
-    declared = parts.declared()
+    needs_of: dict[str, list[str]] = {}  # a part -> the parts whose stubs it may lose points to
+    for part in parts.declared().values():
+        for cost in part.also_costs:
+            needs_of.setdefault(cost, []).append(part.id)
     for outcome in outcomes:
-        needed = [p.id for p in declared.values() if outcome.part in p.also_costs]
+        needed = needs_of.get(outcome.part, [])
         if outcome.passed or outcome.unloaded or not needed:
             continue
         failing = [part for part in needed if part in lost]
@@ -373,17 +376,15 @@ def pytest_terminal_summary(terminalreporter):
     if waiting:
         terminalreporter.stats["failed"] = [report for report in failed if report not in waiting]
         terminalreporter.stats["waiting"] = waiting
-        stubs: dict[str, list[str]] = {}
+        stubs: dict[str, list[str]] = {}  # a part -> the stub each of its waiting checks waits for
         for report in waiting:
             part, stub = report.waiting_for
-            stubs.setdefault(part, [])
-            if stub not in stubs[part]:
-                stubs[part].append(stub)
+            stubs.setdefault(part, []).append(stub)
         terminalreporter.write_sep("=", "waiting for stubs")
         for part, names in stubs.items():
-            count = sum(report.waiting_for[0] == part for report in waiting)
+            count = len(names)
             terminalreporter.write_line(f"{part}: {count} check{'s wait' if count > 1 else ' waits'} for "
-                                        f"{', '.join(names)}, still a stub")
+                                        f"{', '.join(dict.fromkeys(names))}, still a stub")
     return (yield)
 
 

@@ -414,11 +414,16 @@ def first_case(observations: object) -> object:
     return observations
 
 
+def _stub_raised(type_name: str | None, message: str) -> re.Match | None:
+    """The stub's own NotImplementedError ("part: implement Name"), matched, or None."""
+    return STUB_MESSAGE.match(message.strip()) if type_name == "NotImplementedError" else None
+
+
 def stub_named(type_name: str | None, message: str) -> str | None:
     """The sentence naming the stub behind a NotImplementedError, or None."""
     if type_name != "NotImplementedError":
         return None
-    found = STUB_MESSAGE.match(message.strip())
+    found = _stub_raised(type_name, message)
     if not found:
         return "Something this check calls is still a stub (it raised NotImplementedError)."
     return f"{found[2]} is still a stub (part {found[1]}): this check needs it."
@@ -426,7 +431,7 @@ def stub_named(type_name: str | None, message: str) -> str | None:
 
 def waiting_for(type_name: str | None, message: str) -> str | None:
     """The stub ("Value.__mul__") whose NotImplementedError this is, or None."""
-    found = STUB_MESSAGE.match(message.strip()) if type_name == "NotImplementedError" else None
+    found = _stub_raised(type_name, message)
     return found[2] if found else None
 
 
