@@ -61,8 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grading-seed", type=seed_option, default=None, metavar="SEED",
                     help="ask the questions of this seed (`public`, the default, or hex digits)")
     group.addoption("--sandbox-level", default=None, metavar="LEVEL",
-                    help="isolate the workers less than this machine allows: unprivileged (or, not "
-                         "as root, limits); see docs/threat-model.md")
+                    help=sandbox.CHOOSE_HELP)
 
 
 def seed_option(text: str) -> Seed:

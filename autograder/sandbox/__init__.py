@@ -17,11 +17,11 @@ from .confine import INSIDE, ROOT_LEVELS, rlimits
 from .errors import SandboxError
 from .folders import state_folder
 from .identities import allocate, release, take, uid_pool
-from .levels import LEVELS, adopt, choose, exposed, level, refusal, require
+from .levels import CHOOSE_HELP, LEVELS, adopt, choose, exposed, level, refusal, require
 from .spawn import Process, start, warm, write
 from .sweeps import WORLD_WRITABLE, processes_of
 
-__all__ = ["INSIDE", "LEVELS", "ROOT_LEVELS", "WORLD_WRITABLE", "CpuClock", "Process", "SandboxError",
-           "adopt", "allocate", "choose", "exposed", "level", "make_cgroups", "own_wait", "processes_of",
-           "refusal", "release", "require", "rlimits", "start", "state_folder", "take", "uid_pool", "warm",
-           "write"]
+__all__ = ["CHOOSE_HELP", "INSIDE", "LEVELS", "ROOT_LEVELS", "WORLD_WRITABLE", "CpuClock", "Process",
+           "SandboxError", "adopt", "allocate", "choose", "exposed", "level", "make_cgroups",
+           "own_wait", "processes_of", "refusal", "release", "require", "rlimits", "start",
+           "state_folder", "take", "uid_pool", "warm", "write"]

@@ -27,6 +27,9 @@ from .confine import ROOT_LEVELS
 from .errors import SandboxError
 
 LEVELS = ("isolated", "unprivileged", "limits")
+# The help of the option that chooses a level, in `pytest autograder` and `autograder bulk` alike.
+CHOOSE_HELP = ("isolate the workers less than this machine allows: unprivileged (or, not as root, "
+               "limits); see docs/threat-model.md")
 PROBE = ["-I", "-c", "pass"]  # a worker that only starts the grader's Python
 PROBE_SECONDS = 60.0
 

@@ -76,8 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "as the LMS's own export heads it, e.g. 'Homework 3 (4821)' for Canvas, "
                              f"so that the import fills in that assignment (default: {reports.LMS_COLUMN!r})")
     parser.add_argument("--sandbox-level", metavar="LEVEL",
-                        help="isolate the workers less than this machine allows: unprivileged (or, "
-                             "not as root, limits); see docs/threat-model.md")
+                        help=sandbox.CHOOSE_HELP)
 
 
 def job_count(text: str) -> int:
