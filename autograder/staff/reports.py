@@ -79,7 +79,7 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
     write_canvas(out / "grades-canvas.csv", grades, grading, lms_column)
     write_moodle(out / "grades-moodle.csv", grades, lms_column)
     write_moodle_worksheet(out / "grades-moodle-worksheet.csv", grades, grading)
-    names = feedback_names(entries)
+    names = feedback_names(counted, several)
     feedback, fresh = out / "feedback", out / "feedback.new"
     shutil.rmtree(fresh, ignore_errors=True)
     fresh.mkdir()
@@ -110,10 +110,10 @@ def by_student(entries: list[Entry]) -> tuple[dict[str, Entry], dict[str, list[E
     return counted, several
 
 
-def feedback_names(entries: list[Entry]) -> dict[str, str]:
-    """The feedback file of each entry, by source: the student's id, numbered `jsmith (1)`,
-    `jsmith (2)` where a student has several (an id never holds a space or a parenthesis)."""
-    counted, several = by_student(entries)
+def feedback_names(counted: dict[str, Entry], several: dict[str, list[Entry]]) -> dict[str, str]:
+    """The feedback file of each entry (`by_student`'s two groups), by source: the student's id,
+    numbered `jsmith (1)`, `jsmith (2)` where a student has several (an id never holds a space
+    or a parenthesis)."""
     names = {entry.source: student for student, entry in counted.items()}
     for student, mine in several.items():
         names.update({entry.source: f"{student} ({number_})" for number_, entry in enumerate(mine, 1)})
