@@ -13,7 +13,7 @@ import hmac
 import os
 import random
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,33 +109,34 @@ class Questions:
     def number(self, public: float, low: float, high: float) -> float:
         """A float in [low, high] (public: `public`), to DIGITS decimals; raises ValueError when
         `public` is outside the range."""
-        if not low <= public <= high:
-            raise ValueError(f"the public value {public} lies outside its range [{low}, {high}]")
+        _check_range(public, low, high)
         self.space *= max(1, round((high - low) * 10**DIGITS))
         if self.rng is None:
             return float(public)
-        while True:
-            drawn = min(max(round(self.rng.uniform(low, high), DIGITS), low), high)
-            if drawn != public or low == high:
-                return drawn
+        def draw() -> float:
+            return min(max(round(self.rng.uniform(low, high), DIGITS), low), high)
+
+        return self._other_than(public, draw, choices=low < high)
 
     def whole(self, public: int, low: int, high: int) -> int:
         """An int in [low, high] (public: `public`); raises ValueError when `public` is outside it."""
-        if not low <= public <= high:
-            raise ValueError(f"the public value {public} lies outside its range [{low}, {high}]")
+        _check_range(public, low, high)
         self.space *= max(1, high - low)
         if self.rng is None:
             return public
-        while (drawn := self.rng.randint(low, high)) == public and low < high:
-            pass
-        return drawn
+        return self._other_than(public, lambda: self.rng.randint(low, high), choices=low < high)
 
     def seed(self, public: int) -> int:
         """The seed of a scenario's own generator (public: `public`)."""
         self.space *= 2**31 - 2
         if self.rng is None:
             return public
-        while (drawn := self.rng.randrange(1, 2**31)) == public:
+        return self._other_than(public, lambda: self.rng.randrange(1, 2**31))
+
+    @staticmethod
+    def _other_than(public: float, draw: Callable[[], float], choices: bool = True) -> float:
+        """`draw()`, drawn again while it gives the public value (where the range holds another)."""
+        while (drawn := draw()) == public and choices:
             pass
         return drawn
 
@@ -147,3 +148,9 @@ class Questions:
         return (f"{self.test} can ask only {self.space} different questions in an official grading (fewer "
                 f"than {at_least:,}): a student could collect every answer from feedback by resubmitting. "
                 "Widen the ranges it asks with ask.number/ask.whole, or draw ask.seed for its scenario.")
+
+
+def _check_range(public: float, low: float, high: float) -> None:
+    """Raises ValueError when the public value lies outside its range."""
+    if not low <= public <= high:
+        raise ValueError(f"the public value {public} lies outside its range [{low}, {high}]")
