@@ -137,18 +137,29 @@ def graded(place: dict, level: str, name: str, *options: str, **trick: str) -> D
     return done
 
 
+def status(pid: int | str) -> dict[str, str] | None:
+    """The fields of a process's /proc status, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    pairs = (line.split(":", 1) for line in text.splitlines() if ":" in line)
+    return {key: value.strip() for key, value in pairs}
+
+
+def alive(fields: dict[str, str] | None) -> bool:
+    """Is a process running or sleeping? (A zombie holds nothing.)"""
+    return fields is not None and not fields["State"].startswith("Z")
+
+
 def worker_processes() -> list[tuple[int, int]]:
     """(pid, uid) of every live process with a worker identity."""
     pool = sandbox.uid_pool()
     found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
-        except OSError:
-            continue
-        uid = int(fields["Uid"].split()[0])
-        if uid in pool and not fields["State"].strip().startswith("Z"):
-            found.append((int(status.parent.name), uid))
+    for folder in Path("/proc").glob("[0-9]*"):
+        fields = status(folder.name)
+        if alive(fields) and (uid := int(fields["Uid"].split()[0])) in pool:
+            found.append((int(folder.name), uid))
     return found
 
 
@@ -167,26 +178,19 @@ def foreign_identities() -> set[str]:
             holder = int(path.read_text().split()[-1])
         except (OSError, ValueError, IndexError):
             continue
-        if _alive_process(holder) and not _descends_from_me(holder):
+        if alive(status(holder)) and not _descends_from_me(holder):
             foreign.add(path.name)
     return foreign
-
-
-def _alive_process(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _descends_from_me(pid: int) -> bool:
     while pid > 1:
         if pid == os.getpid():
             return True
-        try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError):
+        fields = status(pid)
+        if fields is None:
             return False
+        pid = int(fields["PPid"])
     return False
 
 
