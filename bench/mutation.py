@@ -1,6 +1,6 @@
 """The mutation score of the suites, and how long finding it takes.
 
-Generates every one-edit mutant of the stub bodies (tests/mutants.py), probes each against the
+Generates every one-edit mutant of the stub bodies (autograder/staff/mutation.py), probes each against the
 reference in this process, grades every behaviour-changing one as a TA grades a folder (a
 pytest subprocess against the sealed reference, `--jobs` at a time), and grades the corpus's
 single bugs the same way. Prints what tests/test_mutation.py prints (the score per part, the
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(KIT / "tests"))  # the mutants, the corpus and the TA's way of grading live there
+sys.path.insert(0, str(KIT / "tests"))  # the corpus and the way the kit's tests grade a folder live there
 
 from autograding import autograde_folder  # noqa: E402
 from corpus import bug_folders  # noqa: E402

@@ -2,7 +2,7 @@
 behaviour must lose points in that stub's part, and nowhere else but in the parts that need it
 by nature; every test of the suites must be failed by some mutant or corpus bug.
 
-The mutants (tests/mutants.py) are one-edit copies of solutions/*.py's stub bodies. A probe of
+The mutants (autograder/staff/mutation.py) are one-edit copies of solutions/*.py's stub bodies. A probe of
 seeded random programs, run in this process against the reference, leaves out those that
 behave exactly like it (equivalent mutants); each of the others is graded as a TA grades a
 folder, in a pytest subprocess against the sealed reference, with --junitxml for every test's
