@@ -505,7 +505,7 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         why = expected.failure or expected.raised or raised_cases(expected)[0]["raised"]["type"]
         raise StaffError(f"the reference failed this scenario ({why} {expected.message})".strip())
     mismatch = fd_hint = None
-    stub = None
+    stub_error: tuple[str | None, str] = (None, "")  # the type and message of what raised, if anything
     if got.failure:
         came_out = quoted(got.failure)
         if got.outcome is Outcome.TIMED_OUT:
@@ -516,7 +516,7 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
     elif got.raised:
         came_out = f"raised {quoted(got.raised)}: {quoted(got.message)}" + (
             f"\n    at {quoted(got.where)}" if got.where else "")
-        stub = stub_named(got.raised, got.message)
+        stub_error = (got.raised, got.message)
     elif problem := malformed(expected.observations, got.observations):
         came_out = f"a malformed answer: {problem}"
     else:
@@ -530,7 +530,7 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         came_out = f"{mismatch.path} = {show(mismatch.got)}"
         if is_raised(mismatch.got):
             came_out = f"{mismatch.path} {show(mismatch.got)}"
-            stub = stub_named(mismatch.got["raised"]["type"], mismatch.got["raised"]["message"])
+            stub_error = (mismatch.got["raised"]["type"], mismatch.got["raised"]["message"])
     case = first_case(expected.observations)
     wanted = f"{mismatch.path} = {show(mismatch.expected)}" if mismatch is not None else show(case)
     # The inputs of the case that differs fill the snippet; where no case does (a list of cases
@@ -539,9 +539,10 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
         case.get("inputs") if isinstance(case, dict) else None
     values = {**kwargs, **(inputs or {})}
     misconception = diagnose(expected.observations, got, suspects)
+    shown = textwrap.indent(fill(snippet, values), "    ")
     lines = ([preface, ""] if preface else []) + [
         fill(situation.strip(), kwargs), "", "To reproduce, in Python started in the folder of your files:",
-        textwrap.indent(fill(snippet, values), "    "), "",
+        shown, "",
         f"Came out: {came_out}", f"Expected: {wanted}"]
     if fd_hint:
         lines.append(fd_hint)
@@ -553,14 +554,10 @@ def judge(*, situation: str, snippet: str, kwargs: dict, expected: Answer, got: 
     if misconception:
         entry = CATALOGUE[misconception]
         lines += ["", f"Likely cause [{misconception}]: {entry.title}.", textwrap.fill(entry.idea, 88)]
-    if stub:
+    if stub := stub_named(*stub_error):
         lines += ["", stub]
     if got.output.strip():
         lines += ["", "Your code printed:", textwrap.indent(got.output.strip()[:2000], "    ")]
-    stub_error = (got.raised, got.message) if got.raised else \
-        (mismatch.got["raised"]["type"], mismatch.got["raised"]["message"]) \
-        if mismatch is not None and is_raised(mismatch.got) else (None, "")
-    swap = (textwrap.indent(fill(snippet, values), "    "),
-            textwrap.indent(fill(kit_snippet, values), "    ")) if kit_snippet else None
+    swap = (shown, textwrap.indent(fill(kit_snippet, values), "    ")) if kit_snippet else None
     return Verdict(False, "\n".join(lines), misconception, waiting_for=waiting_for(*stub_error),
                    kit_snippet=swap)
