@@ -117,6 +117,11 @@ class Output:
         self.kept += chunk[:max(room, 0)]
         self.dropped += max(len(chunk) - max(room, 0), 0)
 
+    @property
+    def printed(self) -> int:
+        """Every byte printed, kept or not."""
+        return len(self.kept) + self.dropped
+
     def text(self) -> str:
         text = self.kept.decode("utf-8", "replace")
         return text + (f"\n[... {self.dropped} more bytes of output not kept]" if self.dropped else "")
@@ -286,7 +291,7 @@ class Worker:
             raise
         if self.process is not None and self.process.clock.others() and not self.process.clock.kill_others():
             self.stop()  # what it started would not die: the next request gets a fresh worker
-        answer.output, answer.printed = output.text(), len(output.kept) + output.dropped
+        answer.output, answer.printed = output.text(), output.printed
         if answer.raised == "MemoryError":
             answer.message = f"the memory limit of {self.limits.memory_mb} MB was reached"
         return answer
