@@ -19,6 +19,7 @@ import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from .. import judge, scenarios
@@ -91,6 +92,7 @@ def literals_in(tree: ast.Module, name: str) -> list[float]:
     return [sign * float(number) for number in numbers for sign in (1, -1)]
 
 
+@cache  # the scenarios' sources are read once per process (scenarios.sources)
 def scenario_literals(scenario_id: str) -> list[float]:
     """The numbers written in a scenario's own code and its module's constants."""
     module_name, _, name = scenario_id.partition(":")
@@ -122,7 +124,7 @@ def calls_of(kit: Path, junit: Path, sealed: Path) -> list[Call]:
     """Every scenario call of a graded run of the reference, from pytest's report (--junitxml)
     and the sealed answers of the same run."""
     answers = json.loads(sealed.read_text(encoding="utf-8"))["answers"]
-    found = []
+    found, docstrings = [], {}
     for case in ElementTree.parse(junit).iter("testcase"):
         test = f"{case.get('classname')}:{case.get('name').split('[')[0]}"
         for prop in case.iter("property"):
@@ -131,7 +133,9 @@ def calls_of(kit: Path, junit: Path, sealed: Path) -> list[Call]:
                 answer = answers.get(scenario_key(scenario_id, kwargs))
                 if answer is None:  # the test failed before the scenario ran: its message says why
                     continue
-                found.append(Call(test, judge.fill(docstring_of(kit, test), kwargs), scenario_id, kwargs,
+                if test not in docstrings:  # a test makes many calls: its suite is read once
+                    docstrings[test] = docstring_of(kit, test)
+                found.append(Call(test, judge.fill(docstrings[test], kwargs), scenario_id, kwargs,
                                   answer["observations"], answer["seconds"]))
     return found
 
@@ -266,9 +270,11 @@ def numbers(kit: Path, grading: Grading, calls: list[Call], owner_of: dict[str, 
     docstrings = {}
     for call in calls:
         found = numbers_in(call.kwargs) + numbers_in(call.observations) + scenario_literals(call.scenario)
-        allowed[call.test] += found + test_literals(kit, call.test)
+        allowed[call.test] += found
         by_part[owner_of[call.test]] += found
         docstrings[call.test] = call.docstring
+    for test in docstrings:
+        allowed[test] += test_literals(kit, test)
     problems = [f"autograder/suites/{suite_of(Path(), test).name}, {test.partition(':')[2]}: its docstring "
                 f"states {wrong}, which the scenario it asks for no longer uses; bring it up to date"
                 for test, text in docstrings.items()
@@ -370,7 +376,7 @@ def problems_of(kit: Path = KIT_ROOT) -> list[str]:
     parts_named: dict[str, set[str]] = defaultdict(set)
     for test, names in named.items():
         parts_named[part_of(kit, test)] |= names
-    owner = {call.test: part_of(kit, call.test) for call in calls}
+    owner = {test: part_of(kit, test) for test in {call.test for call in calls}}
     problems += misconceptions(parts, parts_named)
     problems += borrowed_stubs(parts, marked, calls, owner)
     problems += numbers(kit, grading, calls, owner)
