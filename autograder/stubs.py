@@ -42,15 +42,19 @@ class Region:
                 f'{self.indent}raise NotImplementedError("{self.part}: implement {self.function}")']
 
 
-def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
-    """(name, node) of a module's functions and its classes' methods, as `f` or `Class.method`."""
+def functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
+    """(qualified name, node) of a module's functions and its classes' methods (`f`,
+    `Class.method`, nested classes' too), in source order."""
     found = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            found.append((node.name, node))
-        elif isinstance(node, ast.ClassDef):
-            found += [(f"{node.name}.{child.name}", child) for child in node.body
-                      if isinstance(child, ast.FunctionDef)]
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.FunctionDef):
+                found.append((f"{prefix}{child.name}", child))
+
+    visit(tree, "")
     return found
 
 
@@ -58,7 +62,7 @@ def regions(source: str, where: Path) -> list[Region]:
     """The marked regions of a reference file, in order. Raises StubError."""
     lines = source.splitlines()
     try:
-        functions = _functions(ast.parse(source, filename=str(where)))
+        defined = functions(ast.parse(source, filename=str(where)))
     except SyntaxError as error:
         raise StubError(f"{where}, line {error.lineno}: not valid Python ({error.msg})") from None
     found, open_at = [], None
@@ -73,7 +77,7 @@ def regions(source: str, where: Path) -> list[Region]:
             if open_at is None:
                 raise StubError(f"{where}, line {number}: # END SOLUTION with no BEGIN SOLUTION before it")
             start, begin = open_at
-            holders = [name for name, node in functions if node.lineno < start <= node.end_lineno]
+            holders = [name for name, node in defined if node.lineno < start <= node.end_lineno]
             if not holders:
                 raise StubError(f"{where}, line {start}: a region outside any function; put it in the body "
                                 "of the function the student writes")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..config import KIT_ROOT, parse
 from ..parts import Part, PartError, declaration, declared, suite_name
-from ..stubs import OPERATORS, StubError, handout, regions, write_student_files
+from ..stubs import OPERATORS, StubError, functions, handout, regions, write_student_files
 
 
 class AuthoringError(Exception):
@@ -65,16 +65,6 @@ def test_{method}_beside_its_input(grade, ask):
 '''
 
 
-def function_node(tree: ast.Module, qualified: str) -> ast.FunctionDef | None:
-    """The definition of `function` or `Class.method` at a module's top level, or None."""
-    owner, _, name = qualified.rpartition(".")
-    body = tree.body
-    if owner:
-        classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == owner]
-        body = classes[0].body if classes else []
-    return next((node for node in body if isinstance(node, ast.FunctionDef) and node.name == name), None)
-
-
 def new_part(kit: Path, part_id: str, function: str, points: float, title: str, todo: str) -> list[Path]:
     """Make the given method `function` of value.py the stub of a new part `part_id`; the files
     changed. Raises AuthoringError."""
@@ -90,7 +80,7 @@ def new_part(kit: Path, part_id: str, function: str, points: float, title: str, 
     solution = kit / "solutions" / "value.py"
     source = solution.read_text(encoding="utf-8")
     method = function.removeprefix("Value.")
-    node = function_node(ast.parse(source), f"Value.{method}")
+    node = dict(functions(ast.parse(source))).get(f"Value.{method}")
     if node is None:
         raise AuthoringError(f"{solution}: no method Value.{method}; name one of its given methods")
     if any(region.function == f"Value.{method}" for region in regions(source, solution)):

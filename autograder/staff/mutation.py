@@ -32,7 +32,7 @@ import numpy as np
 
 from ..config import KIT_ROOT as KIT
 from ..parts import ENGINES, declared
-from ..stubs import regions
+from ..stubs import functions, regions
 from .graders import grade_folder
 
 
@@ -387,17 +387,6 @@ def stubs(kit: Path = KIT) -> dict[str, dict[str, str]]:
     return found
 
 
-def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
-    """(qualified name, node) of every function of a module, methods and nested classes' included."""
-    def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, ast.FunctionDef]]:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                yield from visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.FunctionDef):
-                yield f"{prefix}{child.name}", child
-    yield from visit(tree, "")
-
-
 def generate(kit: Path = KIT, parts: list[str] | None = None) -> list[Mutant]:
     """Every one-edit mutant of the stub bodies of solutions/*.py (of `parts` only, when given),
     in file order, none twice; its id names the file, line, function and change. Raises MutantError."""
@@ -410,14 +399,14 @@ def generate(kit: Path = KIT, parts: list[str] | None = None) -> list[Mutant]:
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text)
         source = _Source(text)
-        functions = dict(_functions(tree))
-        missing = sorted(owners.keys() - functions.keys())
+        defined = dict(functions(tree))
+        missing = sorted(owners.keys() - defined.keys())
         if missing:
             raise MutantError(f"solutions/{engine}.py has no function {', '.join(missing)}, which "
                               f"assignments/{engine}.py marks as a stub; the two files must match")
         seen = {text}
-        kinds = _kinds([function for name, function in functions.items() if name in every])
-        for qualname, function in functions.items():
+        kinds = _kinds([function for name, function in defined.items() if name in every])
+        for qualname, function in defined.items():
             if qualname not in owners:
                 continue
             sites = _Sites(function, qualname, kinds)
