@@ -154,11 +154,16 @@ def kit_reverse_snippet(snippet: str) -> str | None:
     pad = " " * indent
     wrapped = [f"{pad}with Tape(value) as tape:          # records every Value made in the block"]
     wrapped += ["    " + line for line in lines[start:made + 1]]
-    rest = [BACKWARD_CALL.sub(lambda m: f"{m['indent']}tape.reverse({m['root']})", line)
-            .split("#")[0].rstrip() + ("      # each node's rule once, newest first"
-                                       if BACKWARD_CALL.match(line) else "")
-            if BACKWARD_CALL.match(line) else line for line in lines[made + 1:]]
+    rest = [_tape_reverse(line) for line in lines[made + 1:]]
     return "\n".join([KIT_REVERSE_HEAD, *lines[:start], *wrapped, *rest])
+
+
+def _tape_reverse(line: str) -> str:
+    """A snippet's line with its `root.backward()` call, if any, made `tape.reverse(root)`."""
+    if not BACKWARD_CALL.match(line):
+        return line
+    reverse = BACKWARD_CALL.sub(lambda m: f"{m['indent']}tape.reverse({m['root']})", line)
+    return reverse.split("#")[0].rstrip() + "      # each node's rule once, newest first"
 
 
 BINARY = ("+", "-", "*", "/")
