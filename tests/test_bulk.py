@@ -439,6 +439,29 @@ def test_the_cap_stops_the_whole_grading_process_and_the_next_gets_a_new_one(tmp
         pool.close()
 
 
+def test_a_grading_process_outlives_the_thread_that_started_it(tmp_path):
+    """The kernel's parent-death signal follows the thread that started a process, not the
+    process: a grading process that a pool thread started, once that thread has ended, still
+    grades for another thread (as the pool of the kit's tests and of mutation testing lends it)."""
+    (tmp_path / "test_passes.py").write_text("def test_passes():\n    pass\n", encoding="utf-8")
+    args = [str(tmp_path / "test_passes.py"), "-q", "-p", "no:cacheprovider"]
+
+    def first_grading() -> graders.Grader:
+        grader = graders.Grader(bulk.pytest_env(), tmp_path)
+        assert grader.grade(args, tmp_path / "first.log", 60.0) == 0
+        return grader
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # its thread ends with the block
+        grader = pool.submit(first_grading).result()
+    try:
+        for attempt in range(3):
+            code = grader.grade(args, tmp_path / f"pass-{attempt}.log", 60.0)
+            assert code == 0, (attempt, grader.process.poll())
+    finally:
+        grader.close()
+        grader.process.wait()
+
+
 def test_bulk_grades_what_pytest_autograder_grades(tmp_path, reference_cache):
     """The grading processes that stay give every submission of the corpus exactly the scores
     and messages that `pytest autograder` gives it, one process per submission, given the same

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,17 +96,27 @@ class Ending:
 INTERRUPTED = Ending(interrupted=True)
 
 
+# The kernel sends PR_SET_PDEATHSIG when the *thread* that started the process ends, not the
+# process: a grading process started by a thread of a pool that is done would be interrupted
+# while another thread still uses it. So every one is started by this thread, which lives as
+# long as this process does.
+_STARTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grading-starter")
+
+
 class Grader:
     """One grading process, used by one thread of bulk at a time."""
 
     def __init__(self, env: dict[str, str], out: Path) -> None:
         reply_read, reply_write = os.pipe()
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, str(os.getpid()), "-m", "autograder.staff.graders",
-             str(reply_write), str(out), sandbox.level()],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=KIT_ROOT,
-            env=env, pass_fds=(reply_write,), start_new_session=True, text=True)
-        os.close(reply_write)
+        try:
+            self.process = _STARTER.submit(
+                subprocess.Popen,
+                [sys.executable, "-c", LAUNCHER, str(os.getpid()), "-m", "autograder.staff.graders",
+                 str(reply_write), str(out), sandbox.level()],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=KIT_ROOT,
+                env=env, pass_fds=(reply_write,), start_new_session=True, text=True).result()
+        finally:
+            os.close(reply_write)
         self.replies = reply_read
         self.buffer = b""
 
