@@ -138,8 +138,8 @@ def _next(server: socket.socket) -> tuple[bytes, list[int]]:
 
 def _rehearse() -> None:
     """Take one plan, of nothing, through `_next` before the first real one: what a first call
-    leaves behind (caches, lazy imports) is then there before every fork alike, so that every
-    worker starts from the same memory layout."""
+    leaves behind (caches, lazy imports) is then there before every fork alike: the first
+    worker starts from the memory the later ones start from."""
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     null = [os.open(os.devnull, os.O_RDONLY) for _ in range(4)]
     socket.send_fds(theirs, [b"{}"], null)
