@@ -250,6 +250,9 @@ def test_the_zygote_holds_nothing_of_a_worker(tmp_path):
         worker.close()
 
 
+SMALL_SHIFT = 1 << 12  # bytes: a few small blocks of one allocator pool; randomisation moves gigabytes
+
+
 @needs_root
 def test_every_forked_worker_has_the_zygotes_addresses_and_every_zygote_the_same(tmp_path):
     """Address randomisation is off in every zygote: a submission's objects lie at the same
@@ -280,9 +283,6 @@ def test_every_forked_worker_has_the_zygotes_addresses_and_every_zygote_the_same
     for position in range(20):
         spread = max(ids[position] for ids in seen) - min(ids[position] for ids in seen)
         assert spread <= SMALL_SHIFT, (position, [ids[position] for ids in seen])
-
-
-SMALL_SHIFT = 1 << 12  # bytes: a few small blocks of one allocator pool; randomisation moves gigabytes
 
 
 @needs_root

@@ -115,6 +115,9 @@ class Grader:
                  str(reply_write), str(out), sandbox.level()],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=KIT_ROOT,
                 env=env, pass_fds=(reply_write,), start_new_session=True, text=True).result()
+        except BaseException:
+            os.close(reply_read)
+            raise
         finally:
             os.close(reply_write)
         self.replies = reply_read
