@@ -1,7 +1,7 @@
 """Run scenarios on one implementation in a separate, limited process.
 
 The trusted side of the worker: it reads the implementation's files once (regular files only,
-never through a link), has the sandbox start `worker_child.py` (forked from its zygote), sends
+never through a link), has the sandbox start `inside/serve.py` (forked from its zygote), sends
 it those files, then one request at a time, and waits for the answer while it measures the CPU time the worker
 uses. A request's limit is CPU time, so that a busy machine costs no one a point: the worker
 interrupts itself when the limit is spent and goes on with the next request; one that does
@@ -29,13 +29,13 @@ from .config import Limits
 from .parts import ENGINES
 from .submission import UnreadableFile, read_regular
 
-CHILD_SOURCE = (Path(__file__).parent / "worker_child.py").read_bytes()
+CHILD_SOURCE = (Path(__file__).parent / "inside" / "serve.py").read_bytes()
 # The worker's command line: its inside's source comes on its standard input, not here. Its
 # environment is the sandbox's alone, so Python reads it (PYTHONHASHSEED among it: the same
 # string hashes in every worker), where -I would ignore it; -s and the loader's first
 # statement keep the user's site-packages and the working folder off its path, as -I would.
 BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
-        "exec(compile(sys.stdin.buffer.read(), 'worker_child.py', 'exec'))")
+        "exec(compile(sys.stdin.buffer.read(), 'serve.py', 'exec'))")
 PROGRAM = [sys.executable, "-s", "-B", "-u", "-c", BOOT]
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
 

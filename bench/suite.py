@@ -48,7 +48,7 @@ import value, tensor, dual
 engines = {{"value": value, "tensor": tensor, "dual": dual}}
 for scenario_id, kwargs in json.load(open({calls!r})):
     module_name, name = scenario_id.split(":")
-    function = getattr(importlib.import_module("autograder.scenarios." + module_name), name)
+    function = getattr(importlib.import_module("autograder.inside.scenarios." + module_name), name)
     function(engines[function.__code__.co_varnames[0]], **kwargs)
 """
 

@@ -34,7 +34,7 @@ for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 from autograder.datasets import digits  # noqa: E402
-from autograder.scenarios.training import train_digits  # noqa: E402
+from autograder.inside.scenarios.training import train_digits  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
 EPOCHS = 2

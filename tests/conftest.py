@@ -10,8 +10,8 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
-from autograding import autograde_folder
-from corpus import CORPUS, CorpusError, build
+from support.autograding import autograde_folder
+from support.corpus import CORPUS, CorpusError, build
 
 from autograder.parts import ENGINES
 

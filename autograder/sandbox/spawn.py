@@ -105,7 +105,7 @@ def start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, *, 
     `confine.rlimits`) and a scratch folder of `scratch_mb` (when isolated), in a cgroup of its
     own where `share` and the machine has them; it is in its cgroups when this returns, and
     `first` is on its way to it as the start of its requests. `forked`: forked from this
-    process's zygote, serving as worker_child.py in place; else (and where no zygote works) an
+    process's zygote, serving as inside/serve.py in place; else (and where no zygote works) an
     exec'd `program` (followed by its request and answer descriptors) with `source` on its
     standard input. SandboxError (or OSError) when it cannot start."""
     if forked and not zygote.HERE.given_up():

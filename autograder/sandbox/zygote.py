@@ -4,7 +4,7 @@ A zygote is a program of its own (`BOOT`, exec'd as a worker is, `-s -B -u`, wit
 randomisation off and the workers' scrubbed environment, holding no descriptor of the
 grader's but its control socket), started once per grader process before anything secret is
 read (`spawn.warm`). It imports the standard library, NumPy and the worker's inside
-(worker_child.py, and the scenario modules compiled from the kit's files), never runs
+(inside/serve.py, and the scenario modules compiled from the kit's files), never runs
 submission code, and is told nothing secret: each request is a `Plan` (no file, request or
 answer of any worker) with the four descriptors it names. For each it forks a keeper
 (`keeper.keep`), which forks the worker; the worker is confined exactly as an exec'd one, then
@@ -104,8 +104,8 @@ def serve() -> None:
     fresh = _dispositions()
     import numpy  # noqa: F401 - what every worker imports, imported once
 
-    from .. import worker_child
-    worker_child.install_scenarios(_scenario_sources())  # compiled once, with what they import
+    from ..inside import serve as inside
+    inside.install_scenarios(_scenario_sources())  # compiled once, with what they import
     system.prctl(system.PR_SET_DUMPABLE, 0)  # no worker of this account may trace it or read it
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # its keepers are reaped by the kernel
     _rehearse()
@@ -152,7 +152,7 @@ def _rehearse() -> None:
 
 def _scenario_sources() -> dict[str, str]:
     """The scenario modules as the kit holds them (the grader sends these very texts)."""
-    folder = Path(PACKAGE) / "scenarios"
+    folder = Path(PACKAGE) / "inside" / "scenarios"
     return {path.stem: path.read_text(encoding="utf-8")
             for path in sorted(folder.glob("*.py")) if path.stem != "__init__"}
 
@@ -189,7 +189,7 @@ def _keeper(message: bytes, descriptors: list[int], fresh: dict[int, object]) ->
 
 def _serve_in_place(plan: Plan, fresh: dict[int, object]) -> None:
     """In a forked worker, confined and holding only its own descriptors: let go of what the
-    zygote had, then serve as worker_child.py does in an exec'd worker. Exits the process."""
+    zygote had, then serve as inside/serve.py does in an exec'd worker. Exits the process."""
     system.prctl(system.PR_SET_DUMPABLE, 1)  # as an exec'd worker is
     for signum, handler in fresh.items():
         with contextlib.suppress(OSError, ValueError):
@@ -201,7 +201,7 @@ def _serve_in_place(plan: Plan, fresh: dict[int, object]) -> None:
     if "random" in sys.modules:
         sys.modules["random"].seed()
     sys.modules["numpy"].random.seed()
-    inside = _as_main(sys.modules["autograder.worker_child"])
+    inside = _as_main(sys.modules["autograder.inside.serve"])
     code = 0
     try:
         inside.main(plan.requests, plan.answers)

@@ -1,17 +1,17 @@
 """dual: forward-mode differentiation with Dual(val, der=0.0).
 
-The functions of the random tests are rebuilt here from their seed, and followed through
-with one rule changed at a time (the model below), so that a wrong answer that matches a
-known wrong rule everywhere is named.
+Each function a test asks about is followed here from its Python source (the one its snippet
+prints), with one rule changed at a time (the model below), so that a wrong answer that matches
+a known wrong rule everywhere is named.
 """
 
+import ast
 import math
 
 import pytest
 
 from autograder.judge import Tolerance, ratio, unwrapped
 from autograder.parts import Part
-from autograder.scenarios.dual import LESSON, random_functions_at
 
 PART = Part("dual",
             misconceptions=("dual-number-not-wrapped", "dual-product-rule", "dual-sin-sign",
@@ -19,38 +19,50 @@ PART = Part("dual",
 
 NOT_WRAPPED = {"dual-number-not-wrapped": unwrapped("val")}
 SAME = Tolerance(rel=1e-9, abs=1e-12)
+LESSON = "x.sin() * x.exp() + x * x"
 
 
-def follow(tree: list, x: float, der: float, *, mistake: str = "") -> tuple[float, float]:
-    """(f(x), der * f'(x)) by the forward rules, with one rule changed as `mistake` says."""
-    kind = tree[0]
-    if kind == "x":
-        return x, der
-    if kind == "const":
-        return tree[1], 1.0 if mistake == "dual-constant-derivative" else 0.0
-    a, da = follow(tree[1], x, der, mistake=mistake)
-    if kind in ("add", "mul"):
-        b, db = follow(tree[2], x, der, mistake=mistake)
-        if kind == "add":
-            return a + b, da + db
-        return a * b, da * db if mistake == "dual-product-rule" else da * b + a * db
-    if kind == "sin":
-        return math.sin(a), (-1.0 if mistake == "dual-sin-sign" else 1.0) * math.cos(a) * da
-    return math.exp(a), math.exp(a) * da
+def follow(source: str, x: float, der: float, *, mistake: str = "") -> tuple[float, float]:
+    """(f(x), der * f'(x)) for the function `source` of x (+, *, .sin(), .exp() and numbers),
+    by the forward rules, with one rule changed as `mistake` says."""
+    def walk(node: ast.AST) -> tuple[float, float]:
+        if isinstance(node, ast.Name) and node.id == "x":
+            return x, der
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value, 1.0 if mistake == "dual-constant-derivative" else 0.0
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value, derivative = walk(node.operand)
+            return -value, derivative if isinstance(node.operand, ast.Constant) else -derivative
+        if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Mult):
+            (a, da), (b, db) = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b, da + db
+            return a * b, da * db if mistake == "dual-product-rule" else da * b + a * db
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+            a, da = walk(node.func.value)
+            if node.func.attr == "sin":
+                return math.sin(a), (-1.0 if mistake == "dual-sin-sign" else 1.0) * math.cos(a) * da
+            if node.func.attr == "exp":
+                return math.exp(a), math.exp(a) * da
+        raise ValueError(f"not a function this model follows: {ast.dump(node)}")
+    return walk(ast.parse(source, mode="eval").body)
 
 
-def follows(mistake: str, functions: list[tuple[list, float]], der: float):
-    """The submission's answer for every function is the one the changed rule gives."""
+def follows(mistake: str, functions: list[tuple[str, float]] | None, der: float | None = None):
+    """The submission's answer for every function is the one the changed rule gives. The
+    functions are `functions`, or those the reference's cases name (`f`, `x`, `der`)."""
     def test(expected, got):
+        asked = functions or [(case["inputs"]["f"], case["inputs"]["x"]) for case in expected]
+        tangent = der if der is not None else expected[0]["inputs"]["der"]
         cases = got.observations if isinstance(got.observations, list) else [got.observations]
-        return len(cases) == len(functions) and all(
+        return len(cases) == len(asked) and all(
             all(SAME.close(case[key], value) for key, value in zip(("val", "der"),
-                                                                   follow(tree, x, der, mistake=mistake)))
-            for case, (tree, x) in zip(cases, functions))
+                                                                   follow(f, x, tangent, mistake=mistake)))
+            for case, (f, x) in zip(cases, asked))
     return test
 
 
-def mistakes(functions: list[tuple[list, float]], der: float) -> dict:
+def mistakes(functions: list[tuple[str, float]] | None = None, der: float | None = None) -> dict:
     rules = ("dual-product-rule", "dual-sin-sign", "dual-constant-derivative")
     return {**NOT_WRAPPED, **{rule: follows(rule, functions, der) for rule in rules}}
 
@@ -64,7 +76,7 @@ def test_the_lessons_example(grade, ask):
 def test_the_lessons_example_plus_a_constant(grade, ask):
     """The lesson's function plus {c}: the same derivative."""
     x, c = ask.number(1.0, 0.5, 2.0), ask.whole(3, 2, 9)
-    grade("dual:lesson_plus_constant", x=x, c=c, suspects=mistakes([(["add", LESSON, ["const", c]], x)], 1.0))
+    grade("dual:lesson_plus_constant", x=x, c=c, suspects=mistakes([(f"{LESSON} + {c}", x)], 1.0))
 
 
 # A constant of each kind: a float and a negative int.
@@ -117,4 +129,4 @@ def test_random_functions(grade, ask, tangent):
     public_seed, der_range = TANGENTS[tangent]
     seed, der = ask.seed(public_seed), ask.number(*der_range) if der_range else 1.0
     grade("dual:random_functions", seed=seed, count=25, der=der,
-          suspects=mistakes(random_functions_at(seed, 25), der))
+          suspects=mistakes())

@@ -1,0 +1,407 @@
+"""The student release: no solution, no hidden test, no hidden answer, and the same grades.
+
+The default grading.toml shows every part at once; this course hides one until the due date
+(`value.stability`, as a grading.toml may), so that the release has something to leave out.
+The release is built once from a copy of this kit with that grading.toml, by `autograder
+release student`, then searched as
+a student would unpack it, and run with nothing but the standard library, numpy and pytest
+importable: on the stubs, on the reference copied in as the student's files, and on buggy
+submissions from the corpus, each scoring on every visible part what the full kit gives.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from support import KIT
+from support.corpus import BUGS, build
+
+from autograder.config import load
+from autograder.parts import ENGINES
+from autograder.staff.check import answers_handed_out
+from autograder.staff.release import (
+    SEALED,
+    ReleaseError,
+    SuiteTest,
+    collect,
+    only_parts,
+    plan_suites,
+    prune,
+)
+from autograder.stubs import stubs_by_part
+
+CLI = [sys.executable, "-m", "autograder.staff.cli"]
+GRADING = load(KIT / "grading.toml")
+AFTER_THE_DUE_DATE = "value.stability"  # what this course shows only after the deadline
+VISIBLE = {part.id for part in GRADING.parts.values()
+           if part.visibility == "visible" and part.id != AFTER_THE_DUE_DATE}
+
+# Imported first by every Python started with it: only the standard library and the packages
+# of ALLOWED (say numpy, pytest and what they require) can be imported, and no installed copy
+# of the kit stands in for a module missing from the folder being tried.
+ONLY_THESE_PACKAGES = '''
+import importlib.machinery
+import sys
+
+ALLOWED = set(%r)
+sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+sys.path_hooks[:] = [h for h in sys.path_hooks if "__editable__" not in getattr(h, "__module__", "")]
+sys.path_importer_cache.clear()
+
+
+class OnlyThesePackages:
+    """Refuse any installed package that a machine with only ALLOWED would not have."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in ALLOWED or top in sys.stdlib_module_names or "." in name:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and "-packages" in (spec.origin or ""):
+            raise ImportError(f"{name} is installed here, but not where the kit is tried")
+        return None
+
+
+sys.meta_path.insert(0, OnlyThesePackages)
+'''
+
+
+def requirement_closure(*names: str) -> set[str]:
+    """These distributions and everything they require here, recursively."""
+    found, todo = set(), list(names)
+    while todo:
+        name = canonicalize_name(todo.pop())
+        if name in found:
+            continue
+        found.add(name)
+        for text in metadata.requires(name) or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return found
+
+
+def importable_names(distributions: set[str]) -> list[str]:
+    """The top-level modules that these installed distributions provide."""
+    return sorted(module for module, owners in metadata.packages_distributions().items()
+                  if any(canonicalize_name(owner) in distributions for owner in owners))
+
+
+def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+def kit_with_visibility(folder: Path, visibility: dict[str, str]) -> Path:
+    """A copy of the kit whose grading.toml gives these parts these visibilities."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "reference.json", ".pytest_cache")
+    for name in ("assignments", "solutions", "autograder"):
+        shutil.copytree(KIT / name, folder / name, ignore=ignore)
+    shutil.copyfile(KIT / "pyproject.toml", folder / "pyproject.toml")
+    text = (KIT / "grading.toml").read_text(encoding="utf-8")
+    for part, value in visibility.items():
+        header = f'[parts."{part}"]\n'
+        start = text.index(header)
+        end = text.find("\n[", start + len(header))
+        block = text[start:end if end >= 0 else len(text)]
+        text = text.replace(block, re.sub(r'(?m)^visibility = ".*"$', f'visibility = "{value}"', block))
+    (folder / "grading.toml").write_text(text, encoding="utf-8")
+    assert load(folder / "grading.toml").parts[part].visibility == value
+    return folder
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    kit = kit_with_visibility(tmp_path_factory.mktemp("kit"), {AFTER_THE_DUE_DATE: "after_due_date"})
+    out = tmp_path_factory.mktemp("student") / "handout"
+    done = run(CLI + ["release", "student", "-o", str(out)], kit)  # the copy's own autograder package
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def only_packages(folder: Path, *distributions: str) -> dict:
+    """Environment variables under which Python sees only the standard library and these
+    distributions (with what they require), and pytest loads no plugin by itself."""
+    allowed = importable_names(requirement_closure(*distributions))
+    (folder / "sitecustomize.py").write_text(ONLY_THESE_PACKAGES % allowed, encoding="utf-8")
+    return {"PYTHONPATH": str(folder), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+@pytest.fixture(scope="module")
+def student_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """An environment in which Python sees only the standard library, numpy and pytest."""
+    return only_packages(tmp_path_factory.mktemp("numpy-and-pytest"), "numpy", "pytest")
+
+
+def release_texts(release: Path) -> dict[Path, str]:
+    return {path.relative_to(release): path.read_text(encoding="utf-8", errors="replace")
+            for path in release.rglob("*") if path.is_file()}
+
+
+STUB_MARKER = re.compile(r"# (BEGIN|END) SOLUTION\b")
+
+
+def solution_lines(qualified: str, engine: str) -> set[str]:
+    """The lines of one function of solutions/ that appear nowhere in the given code."""
+    given = {line.strip() for name in ENGINES
+             for line in (KIT / "assignments" / f"{name}.py").read_text(encoding="utf-8").splitlines()}
+    source = (KIT / "solutions" / f"{engine}.py").read_text(encoding="utf-8")
+    name = qualified.rpartition(".")[2]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            lines = source.splitlines()[node.lineno - 1:node.end_lineno]
+            # the solution markers are the kit's machinery, and their words are the stub's TODO
+            return {line.strip() for line in lines if len(line.strip()) > 12
+                    and not STUB_MARKER.match(line.strip())} - given
+    raise AssertionError(f"solutions/{engine}.py has no {qualified}")
+
+
+# Every stub with a line of its own (a reflected form such as Dual.__radd__ is one short line).
+STUBS_WITH_OWN_LINES = [(function, engine) for found in stubs_by_part(KIT / "solutions").values()
+                        for engine, function in found if solution_lines(function, engine)]
+
+
+def test_most_stubs_have_lines_of_their_own_to_look_for():
+    assert len(STUBS_WITH_OWN_LINES) >= 12
+
+
+@pytest.mark.parametrize(("function", "engine"), STUBS_WITH_OWN_LINES)
+def test_no_line_of_the_reference_ships(release, function, engine):
+    secrets = solution_lines(function, engine)
+    for path, text in release_texts(release).items():
+        leaked = sorted(line for line in secrets if line in text)
+        assert not leaked, f"{path} holds the reference's {function}: {leaked}"
+    assert not (release / "solutions").exists()
+
+
+def test_only_the_visible_suites_ship(release):
+    kit_tests = collect(KIT)
+    shipped = collect(release)
+    assert {t.part for t in shipped} == {t.part for t in kit_tests} & VISIBLE
+    assert {(t.file, t.name) for t in shipped} == {(t.file, t.name) for t in kit_tests if t.part in VISIBLE}
+    hidden = [t for t in kit_tests if t.part not in VISIBLE]
+    assert hidden, "the kit has no hidden test, so this test proves nothing; add one or drop this test"
+    hidden_files = {t.file.name for t in hidden} - {t.file.name for t in kit_tests if t.part in VISIBLE}
+    texts = release_texts(release)
+    for path, text in texts.items():
+        assert path.name not in hidden_files
+        for test in hidden:
+            assert test.name not in text, f"{path} names the hidden test {test.name}"
+    assert not (release / "autograder" / "staff").exists()
+
+
+def seal_kit_tests(tests: list[SuiteTest], out: Path) -> set[str]:
+    """The scenario keys that running these tests of the kit against solutions/ seals."""
+    done = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                *sorted({f"{t.file.as_posix()}::{t.name}" for t in tests}),
+                "--submission", str(KIT / "solutions"), "--seal-reference", str(out)], KIT)
+    assert done.returncode == 0, done.stdout[-3000:]
+    return set(json.loads(out.read_text(encoding="utf-8"))["answers"])
+
+
+def test_the_sealed_file_answers_the_visible_scenarios_only(release, tmp_path):
+    sealed = set(json.loads((release / SEALED).read_text(encoding="utf-8"))["answers"])
+    kit_tests = collect(KIT)
+    visible = seal_kit_tests([t for t in kit_tests if t.part in VISIBLE], tmp_path / "visible.json")
+    hidden = seal_kit_tests([t for t in kit_tests if t.part not in VISIBLE], tmp_path / "hidden.json")
+    assert sealed == visible
+    assert hidden - visible, "every hidden scenario is also a visible one, so nothing is hidden"
+    assert not sealed & (hidden - visible)
+
+
+def test_grading_toml_keeps_the_visible_parts(release):
+    kept = load(release / "grading.toml")
+    assert set(kept.parts) == VISIBLE
+    assert kept.tolerances == GRADING.tolerances and kept.limits == GRADING.limits
+    readme = (release / "README.md").read_text(encoding="utf-8")
+    for part in kept.parts.values():
+        assert f"| `{part.id}` | {part.title} |" in readme
+    assert "python -m pytest autograder" in readme
+    later = GRADING.parts[AFTER_THE_DUE_DATE]
+    assert (f"Besides these, `{later.id}` ({later.points:g} points) is graded by tests that are not in this "
+            "handout, shown to you after the due date.") in readme
+
+
+def grade(folder: Path, results: Path, *options: str, env: dict | None = None) -> dict[str, float]:
+    done = run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                "--results-json", str(results), *options], folder, env)
+    assert done.returncode in (0, 1) and results.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
+    return {t["tags"][0]: t["score"] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]}
+
+
+def submissions(tmp_path: Path) -> dict[str, Path]:
+    """The stubs, the reference, and two corpus bugs that cost visible parts."""
+    chosen = {"stubs": KIT / "assignments", "reference": KIT / "solutions"}
+    for bug in [b for b in BUGS if b.loses & VISIBLE][:2]:
+        build(bug, KIT / "solutions", tmp_path / bug.name)
+        chosen[bug.name] = tmp_path / bug.name
+    return chosen
+
+
+def test_the_release_grades_as_the_kit_with_numpy_and_pytest_only(release, student_env, tmp_path):
+    for name, files in submissions(tmp_path).items():
+        handout = tmp_path / f"handout-{name}"
+        shutil.copytree(release, handout)
+        for engine in ENGINES:
+            shutil.copyfile(files / f"{engine}.py", handout / "assignments" / f"{engine}.py")
+        in_release = grade(handout, tmp_path / f"{name}-release.json", env=student_env)
+        in_kit = grade(KIT, tmp_path / f"{name}-kit.json", "--submission", str(files))
+        assert set(in_release) == VISIBLE
+        assert in_release == {part: in_kit[part] for part in VISIBLE}, name
+        if name == "reference":
+            assert in_release == {part: GRADING.parts[part].points for part in VISIBLE}
+        elif name == "stubs":
+            assert not any(in_release.values())
+        else:
+            assert any(in_release[part] < GRADING.parts[part].points for part in VISIBLE)
+
+
+def test_the_blocker_blocks(release, student_env):
+    done = run([sys.executable, "-c", "import sklearn"], release, student_env)
+    assert "sklearn is installed here, but not where the kit is tried" in done.stderr
+
+
+def test_the_kit_never_stands_in_for_a_file_the_release_lacks(release, student_env, tmp_path):
+    handout = tmp_path / "handout"
+    shutil.copytree(release, handout)
+    (handout / "autograder" / "misconceptions.py").unlink()
+    done = run([sys.executable, "-c", "import autograder.misconceptions"], handout, student_env)
+    assert "No module named 'autograder.misconceptions'" in done.stderr
+
+
+# -- the pieces, on small made-up inputs -----------------------------------------------------------
+
+SUITE = textwrap.dedent('''\
+    import pytest
+
+    SHOWN = {"a": 1}
+    SECRET = {"b": 2}
+
+
+    def shown_helper(expected, got):
+        return True
+
+
+    def secret_helper(expected, got):
+        return SECRET
+
+
+    @pytest.mark.part("shown")
+    def test_shown(grade):
+        grade("value:x", suspects=SHOWN, check=shown_helper)
+
+
+    @pytest.mark.part("secret")
+    @pytest.mark.parametrize("x", [1, 2])
+    def test_secret(grade, x):
+        grade("value:y", x=x, check=secret_helper)
+    ''')
+
+
+def test_prune_cuts_a_hidden_test_and_the_helpers_only_it_used():
+    pruned = prune(SUITE, {"test_secret"}, Path("suite.py"))
+    ast.parse(pruned)
+    for gone in ("test_secret", "secret_helper", "SECRET", '"secret"'):
+        assert gone not in pruned
+    for kept in ("test_shown", "shown_helper", "SHOWN = ", "import pytest"):
+        assert kept in pruned
+
+
+def test_plan_leaves_out_hidden_files_and_refuses_mixed_tests():
+    tests = [SuiteTest(Path("a.py"), "test_1", "shown"), SuiteTest(Path("b.py"), "test_2", "secret"),
+             SuiteTest(Path("c.py"), "test_3", "shown"), SuiteTest(Path("c.py"), "test_4", "secret")]
+    assert plan_suites(tests, {"shown"}) == {Path("a.py"): None, Path("c.py"): {"test_4"}}
+    with pytest.raises(ReleaseError, match="d.py: test_5"):
+        plan_suites([SuiteTest(Path("d.py"), "test_5", "shown"), SuiteTest(Path("d.py"), "test_5", "secret")],
+                    {"shown"})
+
+
+def test_only_parts_keeps_the_rest_of_grading_toml():
+    text = (KIT / "grading.toml").read_text(encoding="utf-8")
+    cut = only_parts(text, {"value.mul"})
+    assert '[parts."value.mul"]' in cut and '[parts."value.tanh"]' not in cut
+    assert "[tolerances]" in cut and "[limits]" in cut
+
+
+def test_every_stub_names_its_part():
+    parts = stubs_by_part(KIT / "solutions")
+    assert parts and set(parts) <= set(GRADING.parts)
+    assert parts["value.mul"] == [("value", "Value.__mul__")]
+
+
+def test_no_line_of_the_student_files_answers_a_stub(tmp_path):
+    """Given code, a docstring or a hint comment that holds a line of a stub's answer is named."""
+    assert answers_handed_out(KIT) == []
+    kit = tmp_path / "kit"
+    for folder in ("assignments", "solutions"):
+        shutil.copytree(KIT / folder, kit / folder)
+    tensor = kit / "assignments" / "tensor.py"
+    # A given walk of the graph, as the reference's zero_grad writes it.
+    tensor.write_text(tensor.read_text(encoding="utf-8") + textwrap.dedent("""
+
+        def walk(root):
+            seen: set[Value] = set()
+            return seen
+        """), encoding="utf-8")
+    value = kit / "assignments" / "value.py"
+    hint = "# TODO(value.mul): the product rule, for a Value or a plain number"
+    value.write_text(value.read_text(encoding="utf-8").replace(
+        hint, hint + "  # hint: self.grad += other.data * out.grad"), encoding="utf-8")
+    answered = answers_handed_out(kit)
+    assert len(answered) == 2, answered
+    assert answered[0].startswith("assignments/tensor.py, line ") and answered[0].endswith(
+        "hands out a line of the answer to Value.zero_grad (value.zero_grad): seen: set[Value] = set(); "
+        "rewrite it")
+    assert answered[1].startswith("assignments/value.py, line ") and "Value.__mul__ (value.mul): " \
+        "self.grad += other.data * out.grad" in answered[1]
+
+
+def test_nothing_a_submission_goes_through_imports_a_staff_tool():
+    # Releases and the Gradescope bundle leave autograder/staff/ out, so the grader (the
+    # package, its suites, and the platform's entry point) must never reach into it.
+    package = KIT / "autograder"
+    grader = [path for path in package.rglob("*.py") if "staff" not in path.relative_to(package).parts]
+    grader.append(package / "staff" / "platform_files" / "grade_submission.py")
+    reaching = []
+    for path in grader:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or "", *(alias.name for alias in node.names)]
+                     if isinstance(node, ast.ImportFrom) else [])
+            if any("staff" in name.split(".") for name in names):
+                reaching.append(f"{path.relative_to(KIT)}:{node.lineno}")
+    assert len(grader) > 10 and not reaching
+
+
+@pytest.mark.slow  # four releases, each a process of its own
+def test_no_release_carries_the_course_secret(tmp_path):
+    """The course's secret, which the official questions of bulk and nbgrader are drawn under,
+    is in no handout, no classroom repository, no nbgrader source and no Gradescope bundle (which
+    makes a secret of its own)."""
+    kit = kit_with_visibility(tmp_path / "kit", {"value.mul": "visible"})
+    done = run(CLI + ["secret"], kit)
+    assert done.returncode == 0, done.stderr
+    secret = (kit / "grading.secret").read_text(encoding="utf-8").strip()
+    for target, out in (("student", "handout"), ("classroom", "classroom"), ("nbgrader", "source"),
+                        ("gradescope", "autograder.zip")):
+        done = run(CLI + ["release", target, "-o", str(tmp_path / out)], kit)
+        assert done.returncode == 0, (target, done.stderr)
+    zipped = tmp_path / "bundle"
+    shutil.unpack_archive(tmp_path / "autograder.zip", zipped)
+    released = [path for name in ("handout", "classroom", "source", "bundle")
+                for path in (tmp_path / name).rglob("*") if path.is_file()]
+    assert any(path.name == "grading.secret" for path in released)  # the bundle's own
+    assert not [path for path in released if secret.encode() in path.read_bytes()]

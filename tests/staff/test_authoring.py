@@ -1,0 +1,180 @@
+"""An instructor adapts the kit, as docs/authoring.md says, on a copy of it.
+
+Each change is made with at most one command plus the code an author means to write; then
+`autograder check` is silent, the reference scores full marks and the stubs zero, in the
+changed copy. A change `check` must refuse (a time limit too tight for the reference) is
+refused, in one line that names the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import KIT
+
+pytestmark = pytest.mark.slow  # each change grades the reference and the stubs more than once
+
+
+def copy_of_the_kit(folder: Path) -> Path:
+    """The kit's folder as an author has it: the grader, the student files, the reference, the
+    kit's own corpus (which `part given` edits)."""
+    for name in ("autograder", "solutions", "assignments", "tests", "docs"):
+        shutil.copytree(KIT / name, folder / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "reference.json"))
+    shutil.copyfile(KIT / "grading.toml", folder / "grading.toml")
+    return folder
+
+
+def autograder(kit: Path, *args: str) -> subprocess.CompletedProcess:
+    """`autograder ...` run in the copy: its own autograder package is the one imported."""
+    return subprocess.run([sys.executable, "-m", "autograder.staff.cli", *args], cwd=kit, capture_output=True,
+                          text=True, check=False)
+
+
+def totals(kit: Path, folder: str) -> tuple[float, float]:
+    """The total and the maximum that `pytest autograder` gives `folder` of the copy."""
+    results = kit / f"{folder}.json"
+    subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                    "--submission", folder, "--reference", "solutions", "--results-json", str(results)],
+                   cwd=kit, capture_output=True, text=True, check=False)
+    tests = json.loads(results.read_text(encoding="utf-8"))["tests"]
+    bonus = {t["tags"][0] for t in tests if "Bonus" in t["name"]}
+    return (round(sum(t["score"] for t in tests), 2),
+            round(sum(t["max_score"] for t in tests if t["tags"][0] not in bonus), 2))
+
+
+def consistent(kit: Path) -> None:
+    """`autograder check` is silent, the reference earns every point and the stubs none."""
+    done = autograder(kit, "check")
+    assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
+    got, most = totals(kit, "solutions")
+    assert got >= most > 0
+    assert totals(kit, "assignments")[0] == 0
+
+
+def set_key(path: Path, table: str, key: str, value: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    pattern = rf"(\[{re.escape(table)}\][^\[]*?^{key} = )[^\n]*"
+    changed, count = re.subn(pattern, rf"\g<1>{value}", text, count=1, flags=re.M | re.S)
+    assert count == 1, f"no {key} in [{table}]"
+    path.write_text(changed, encoding="utf-8")
+
+
+@pytest.fixture
+def kit(tmp_path: Path) -> Path:
+    return copy_of_the_kit(tmp_path / "kit")
+
+
+def test_the_kit_as_it_is_is_consistent(kit):
+    consistent(kit)
+
+
+def test_points_and_visibility_are_one_file(kit):
+    toml = kit / "grading.toml"
+    set_key(toml, 'parts."value.mul"', "points", "12")
+    set_key(toml, 'parts."value.stability"', "points", "0")
+    set_key(toml, 'parts."value.stability"', "visibility", '"after_due_date"')
+    consistent(kit)
+    assert totals(kit, "solutions") == (102.0, 100.0)  # 100 - 2 + 2, and the bonus
+    set_key(toml, 'parts."value.stability"', "points", "2")  # a hidden part with points hides totals
+    done = autograder(kit, "check")
+    assert done.returncode == 0 and done.stdout.count("\n") == 1  # allowed, and said
+    assert "warning: grading.toml: part 'value.stability' is after_due_date and worth 2 points" in done.stdout
+
+
+def test_making_relu_given_is_one_command(kit):
+    done = autograder(kit, "part", "given", "value.relu")
+    assert done.returncode == 0, done.stdout
+    assert not (kit / "autograder" / "suites" / "test_value_relu.py").exists()
+    assert "def relu" in (kit / "assignments" / "value.py").read_text(encoding="utf-8")
+    assert "TODO(value.relu)" not in (kit / "assignments" / "value.py").read_text(encoding="utf-8")
+    assert "relu-gate" not in (kit / "tests" / "corpus.py").read_text(encoding="utf-8")
+    consistent(kit)
+    assert totals(kit, "solutions") == (96.0, 94.0)
+
+
+def test_adding_exp_as_a_stub_part_is_one_command_and_a_docstring(kit, tmp_path):
+    done = autograder(kit, "part", "new", "value.exp", "Value.exp", "--points", "4", "--title",
+                      "Value.exp: its own derivative", "--todo", "e**x and its derivative")
+    assert done.returncode == 0, done.stdout
+    said = autograder(kit, "check").stdout
+    assert "the stub Value.exp has no docstring" in said, said
+    # What the author writes: the stub's docstring.
+    solution = kit / "solutions" / "value.py"
+    docstring = '        """Return e**self. Rule: d e**x/dx = e**x, the output itself."""\n'
+    solution.write_text(solution.read_text(encoding="utf-8").replace(
+        "    def exp(self) -> Value:\n", "    def exp(self) -> Value:\n" + docstring), encoding="utf-8")
+    assert autograder(kit, "stubs").returncode == 0
+    consistent(kit)
+    assert totals(kit, "solutions") == (106.0, 104.0)
+    # One bug in exp costs value.exp and the training it is used in, and nothing else.
+    bug = tmp_path / "bug"
+    shutil.copytree(kit / "solutions", bug)
+    text = (bug / "value.py").read_text(encoding="utf-8")
+    old = "self.grad += out.data * out.grad"
+    assert text.count(old) == 1
+    (bug / "value.py").write_text(text.replace(old, "self.grad += self.data * out.grad"), encoding="utf-8")
+    results = kit / "bug.json"
+    subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                    "--submission", str(bug), "--reference", "solutions", "--results-json", str(results)],
+                   cwd=kit, capture_output=True, text=True, check=False)
+    lost = {t["tags"][0] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]
+            if t["score"] < t["max_score"]}
+    assert lost == {"value.exp", "value.training"}
+
+
+def test_changing_the_moons_task_is_caught_in_the_title(kit):
+    suite = kit / "autograder" / "suites" / "test_value_training.py"
+    text = suite.read_text(encoding="utf-8")
+    assert text.count("steps=5") == 1 and text.count("hidden=8") == 1
+    suite.write_text(text.replace("steps=5", "steps=4").replace("hidden=8", "hidden=16"), encoding="utf-8")
+    said = autograder(kit, "check").stdout
+    assert said.count("\n") == 1 and "the title of 'value.training' states" in said, said
+    toml = kit / "grading.toml"
+    set_key(toml, 'parts."value.training"', "title", '"Training a 2-16-16-1 MLP on make_moons"')
+    consistent(kit)
+
+
+def test_a_limit_too_tight_for_the_reference_is_refused(kit):
+    set_key(kit / "grading.toml", "limits", "time_multiplier", "1.5")
+    set_key(kit / "grading.toml", "limits", "time_floor_seconds", "0.001")
+    done = autograder(kit, "check")
+    assert done.returncode == 1
+    assert done.stdout.count("\n") == 1 and "[limits] time_multiplier = 1.5" in done.stdout
+    release = autograder(kit, "release", "student", "-o", str(kit / "handout"))
+    assert release.returncode == 1 and "[limits] time_multiplier = 1.5" in release.stderr
+    assert not (kit / "handout").exists() and not list(kit.glob(".handout.*"))
+
+
+def test_a_test_that_asks_too_few_questions_is_refused(tmp_path):
+    """A range so narrow that a student could collect every official answer by resubmitting
+    fails the reference's grading, and `check` names the test and the fix."""
+    kit = copy_of_the_kit(tmp_path / "kit")
+    suite = kit / "autograder" / "suites" / "test_dual.py"
+    text = suite.read_text(encoding="utf-8")
+    assert text.count("ask.whole(-4, -2000, -2)") == 1
+    suite.write_text(text.replace("ask.whole(-4, -2000, -2)", "ask.whole(-4, -9, -2)"), encoding="utf-8")
+    done = autograder(kit, "check")
+    assert done.returncode != 0
+    assert "test_a_constant[int] can ask only 7 different questions" in done.stdout + done.stderr
+
+
+def test_a_misconception_id_with_a_typo_is_named_before_any_student_hits_it(tmp_path):
+    """A suspect's id that the catalogue does not list used to crash the grading of the first
+    buggy submission that matched it; `check` names it, with the suite it is in."""
+    kit = copy_of_the_kit(tmp_path / "kit")
+    suite = kit / "autograder" / "suites" / "test_dual.py"
+    text = suite.read_text(encoding="utf-8")
+    old = 'suspects={"dual-constant-derivative": lambda e, g: g.observations["der"] == 1}'
+    assert text.count(old) == 1
+    suite.write_text(text.replace(old, old.replace("derivative", "derivativ")), encoding="utf-8")
+    done = autograder(kit, "check")
+    assert done.returncode != 0
+    assert ("autograder/suites/test_dual.py: a test names misconception 'dual-constant-derivativ', which "
+            "autograder/misconceptions.py does not list") in done.stdout + done.stderr

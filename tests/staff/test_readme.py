@@ -1,0 +1,41 @@
+"""What the README and docs/ tell a user to type works as they say, and what they show is
+what the kit prints."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from support import KIT
+from support.corpus import BUGS, build
+
+RUN_SECONDS = 600
+
+
+def section(title: str) -> str:
+    """The text of the README's `## title` section."""
+    text = (KIT / "README.md").read_text(encoding="utf-8")
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_students_command_for_one_part_prints_a_table_of_that_part_only():
+    commands = re.findall(r"^pytest (autograder/suites/test_\w+\.py)$", section("For students"), re.MULTILINE)
+    assert commands, "the students' section says no command that grades one part"
+    for suite in commands:
+        done = subprocess.run([sys.executable, "-m", "pytest", suite, "-p", "no:cacheprovider"], cwd=KIT,
+                              capture_output=True, text=True, timeout=RUN_SECONDS)
+        table = done.stdout.split(" score ", 1)[1].splitlines()[1:]
+        assert table[0].split() == ["part", "tests", "points"], done.stdout[-2000:]
+        parts = [line.split()[0] for line in table[1:] if line.strip() and not line.startswith("Only ")]
+        assert parts == [Path(suite).stem.removeprefix("test_").replace("_", ".", 1), "total"], table
+
+
+def test_the_message_docs_students_shows_is_the_one_the_kit_prints(tmp_path):
+    text = (KIT / "docs" / "students.md").read_text(encoding="utf-8")
+    shown = text.split("with `=` instead of `+=` in `__mul__`:\n\n```\n", 1)[1].split("\n```", 1)[0]
+    bug = next(entry for entry in BUGS if entry.name == "mul-assigns-instead-of-adding")
+    build(bug, KIT / "solutions", tmp_path / "submission")
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder/suites/test_value_mul.py", "-p",
+                           "no:cacheprovider", "--submission", str(tmp_path / "submission")], cwd=KIT,
+                          capture_output=True, text=True, timeout=RUN_SECONDS)
+    assert shown.count("\n") > 15 and shown in done.stdout, done.stdout[-3000:]
