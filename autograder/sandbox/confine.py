@@ -4,8 +4,9 @@
 keeper as JSON: it holds no submission file, request or answer. In the keeper,
 `prepare_keeper` turns address randomisation off and makes the keeper the reaper of all the
 worker starts (and, when isolated, the parent of a new PID namespace); in the worker's own
-process, `confine_worker` gives it its private file system (when isolated), its limits and its
-identity, for good: nothing it runs afterwards can take any of them back.
+process, `confine_worker` gives it its private file system and network namespace (when
+isolated), its limits, its identity and its seccomp filter (`seccomp.py`: no socket, where the
+machine has seccomp), for good: nothing it runs afterwards can take any of them back.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from . import identities, system
+from . import identities, seccomp, system
 
 if TYPE_CHECKING:
     from ..config import Limits
@@ -47,6 +48,7 @@ class Plan:
     requests: int  # the worker's end of its request pipe
     answers: int  # the worker's end of its answer pipe
     command: list[str] | None  # what the worker execs; None: it serves in place (a forked worker)
+    seccomp: bool = False  # install the filter of seccomp.py (where the machine has seccomp)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -100,6 +102,8 @@ def confine_worker(plan: Plan, keeper_alive: int) -> None:
     if plan.uid is not None:
         identities.become(plan.uid)
     system.prctl(system.PR_SET_NO_NEW_PRIVS, 1)
+    if plan.seccomp:
+        seccomp.install()  # no socket: the network closed, at every level, for all it will start
     system.prctl(system.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if select.select([keeper_alive], [], [], 0)[0]:  # the keeper died before PDEATHSIG was set
         os._exit(1)

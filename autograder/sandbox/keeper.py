@@ -8,7 +8,8 @@ asks it to stop (shuts its end of the channel down), or when the grader itself d
 closes), the keeper kills the worker and everything it started, waits until none of it is
 left, removes its cgroups, folder and leftovers, and says `reaped <wait status>`. Within a PID
 namespace the kernel kills them all with the worker (its init); without one the keeper kills
-every process of the worker's uid at once, or (not root) every child it was handed.
+every process of the worker's uid at once, or (not root) every child it was handed; and a v2
+cgroup's `cgroup.kill` ends everything in the worker's cgroup at every level that has one.
 
 `Channel` is the grader's end.
 """
@@ -31,6 +32,7 @@ from . import cgroups, identities, sweeps
 from .confine import Plan, confine_worker, prepare_keeper
 from .errors import SandboxError
 
+CHANNEL_SECONDS = 30.0  # the longest the grader waits to send a keeper or a zygote its plan
 PACKAGE = str(Path(__file__).resolve().parent.parent)  # the autograder package the keeper runs from
 # The keeper's command line: `python -I -S -B -c BOOT PACKAGE CHANNEL_FD`. It loads the kit's
 # package from its folder by path, whatever else is installed or in the working folder.
@@ -154,6 +156,7 @@ def _wait_or_stop(channel: int, worker: int) -> int:
 def _leave_nothing(plan: Plan) -> None:
     """Once the worker is dead or killed: kill and reap everything it started, then remove its
     cgroups, its folder and what its uid left in shared folders."""
+    cgroups.kill(plan.cgroups)  # v2: everything in its cgroup, at once
     if plan.level == "unprivileged":
         identities.kill_identity(plan.uid)
     elif plan.level == "limits":
@@ -193,8 +196,13 @@ class Channel:
         self.buffer = b""
 
     def send(self, plan: Plan) -> None:
-        """Send the keeper its plan (OSError when the keeper is gone)."""
-        self.mine.sendall(plan.to_json().encode() + b"\n")
+        """Send the keeper its plan (OSError when the keeper is gone, or has not taken it within
+        CHANNEL_SECONDS)."""
+        self.mine.settimeout(CHANNEL_SECONDS)
+        try:
+            self.mine.sendall(plan.to_json().encode() + b"\n")
+        finally:
+            self.mine.settimeout(None)
 
     def handed(self) -> None:
         """The keeper has its end (or never will): close ours of it, so that its end's closing

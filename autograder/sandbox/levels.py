@@ -9,7 +9,9 @@
 
 `level()` is the strongest level that works on this machine, found by starting a worker that
 does nothing, or `refused` when the grader is root and no unprivileged identity can run its
-Python (submission code never runs as root). Nothing in the environment changes it. It may be
+Python (submission code never runs as root). Nothing in the environment changes it. At every
+level a worker's network is closed where the machine allows it (`network_closed`), by a
+network namespace or a seccomp filter; `open_network` says why it is not, where it is not. It may be
 lowered only by name (`choose`, for the `--sandbox-level` option), and never to a level the
 machine cannot give nor to `limits` as root; `autograder bulk` hands the level it found to its
 grading processes on their command line (`adopt`).
@@ -22,7 +24,7 @@ import stat
 import sys
 from pathlib import Path
 
-from . import spawn
+from . import seccomp, spawn
 from .confine import ROOT_LEVELS
 from .errors import SandboxError
 
@@ -91,6 +93,27 @@ def adopt(name: str) -> None:
     if name != "refused":
         _check_name(name, "the level handed over by autograder bulk:")
     _level = name
+
+
+def network_closed() -> bool:
+    """Can no worker here reach the network? Its own network namespace (isolated) closes it, and
+    at every level the seccomp filter that refuses it every socket (`seccomp.py`), where the
+    machine has seccomp."""
+    return level() == "isolated" or seccomp.works()
+
+
+def open_network() -> str | None:
+    """Why a worker here can reach the network, when it can (None when it cannot): a grade made
+    here may have been answered by a correct engine elsewhere, so it must not count."""
+    if network_closed():
+        return None
+    return (f"at the {level()} level of this machine a worker can reach the network: it has no "
+            "network namespace of its own (that needs root with CAP_SYS_ADMIN) and no seccomp "
+            "filter can be installed here (a kernel without seccomp, an architecture the kit has "
+            "no filter for, or a container whose own filter refuses it). A submission could send "
+            "every question to a correct engine elsewhere and answer with what comes back, so no "
+            "official grading is made here. Fix: grade in a container that allows seccomp (Docker's "
+            "default profile does) or with CAP_SYS_ADMIN; see docs/threat-model.md")
 
 
 def require() -> str:

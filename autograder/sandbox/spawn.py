@@ -11,13 +11,18 @@ import contextlib
 import dataclasses
 import fcntl
 import os
+import resource
+import select
 import shutil
 import signal
+import struct
 import subprocess
+import termios
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import identities, keeper, zygote
+from . import cgroups, identities, keeper, seccomp, zygote
 from .cgroups import CpuClock, make_cgroups
 from .confine import INSIDE, ROOT_LEVELS, Plan, python_paths
 from .errors import SandboxError
@@ -94,7 +99,9 @@ def _stop(channel: Channel, keeper_process: subprocess.Popen | None, identity: I
 
 def warm() -> None:
     """Start this process's zygote now, in the background (before anything secret is read, and
-    while the grader has other work), so that its first worker does not wait for its imports."""
+    while the grader has other work), so that its first worker does not wait for its imports;
+    and the trial of seccomp here, so that it need not wait for that either."""
+    seccomp.begin()
     with contextlib.suppress(OSError):
         zygote.HERE.current(environment(INSIDE))
 
@@ -104,7 +111,8 @@ def start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, *, 
     """A worker confined at `level` with resource `limits` ([resource, limit] pairs, see
     `confine.rlimits`) and a scratch folder of `scratch_mb` (when isolated), in a cgroup of its
     own where `share` and the machine has them; it is in its cgroups when this returns, and
-    `first` is on its way to it as the start of its requests. `forked`: forked from this
+    `first` is on its way to it as the start of its requests. The grader's end of its request
+    pipe never blocks: `write` says what the worker has not taken yet. `forked`: forked from this
     process's zygote, serving as inside/serve.py in place; else (and where no zygote works) an
     exec'd `program` (followed by its request and answer descriptors) with `source` on its
     standard input. SandboxError (or OSError) when it cannot start."""
@@ -125,11 +133,13 @@ def _start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, fi
     """`start`, from `server` where there is one, else with a keeper of its own running `program`."""
     identity = identities.allocate() if level in ROOT_LEVELS else None
     uid = identity and identity.uid
-    home, channel, keeper_process, descriptors = None, Channel(), None, []
+    home, channel, keeper_process, descriptors, groups = None, Channel(), None, [], []
     try:
         home = None if level == "isolated" else new_home(uid)
-        groups = make_cgroups(uid) if uid is not None and share else []
+        processes = next((value for kind, value in limits if kind == resource.RLIMIT_NPROC), None)
+        groups = make_cgroups(uid, processes) if share else []
         request_read, requests = os.pipe()
+        os.set_blocking(requests, False)  # a worker that stops reading never holds the grader in a write
         answers, answer_write = os.pipe()
         output, output_write = os.pipe()
         descriptors = [requests, answers, output, request_read, answer_write, output_write]
@@ -144,7 +154,8 @@ def _start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, fi
                     lock=None if identity is None else str(identity.path),
                     env=environment(INSIDE if home is None else str(home)),
                     channel=channel.keepers.fileno(), requests=request_read, answers=answer_write,
-                    command=None if server else [*program, str(request_read), str(answer_write)])
+                    command=None if server else [*program, str(request_read), str(answer_write)],
+                    seccomp=seccomp.works())
         if server is not None:
             # The zygote numbers the descriptors itself: a plan of the same length every time.
             server.fork(dataclasses.replace(plan, channel=-1, requests=-1, answers=-1),
@@ -171,6 +182,7 @@ def _start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, fi
         if server is not None:  # gone, it forks no keeper later: a keeper it never forked is not waited for
             zygote.HERE.failed()
         _stop(channel, keeper_process, identity, home)
+        cgroups.remove(groups)  # where no keeper took its plan, no keeper removes them
         raise
     started = Process(pid=pid, requests=requests, answers=answers, output=output, clock=clock,
                       channel=channel, keeper=keeper_process, identity=identity, home=home)
@@ -179,8 +191,9 @@ def _start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, fi
     except BaseException:
         started.stop()
         raise
-    if not queued:
-        write(requests, first)
+    if not queued and write(requests, first, KEEPER_SECONDS):  # read before any code of the submission's
+        started.stop()
+        raise SandboxError("the worker did not take its first message (its files) in time")
     return started
 
 
@@ -198,10 +211,29 @@ def _queue(pipe: int, data: bytes) -> bool:
     return True
 
 
-def write(pipe: int, data: bytes) -> None:
-    """All of `data` into `pipe`; a reader that is gone is not an error here (its end says why)."""
+def unread(pipe: int) -> int:
+    """How many bytes written into `pipe` its reader has not read yet (0 when it cannot be told)."""
     try:
-        while data:
-            data = data[os.write(pipe, data):]
+        return struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0]
     except OSError:
-        pass
+        return 0
+
+
+def write(pipe: int, data: bytes, seconds: float = 0.0) -> bytes:
+    """Write `data` into `pipe` (a request pipe's end, which never blocks), waiting no more than
+    `seconds` for the reader to take it; what is left unwritten. A reader that is gone is not an
+    error here (its end says why): then nothing is left."""
+    deadline = time.monotonic() + seconds
+    view = memoryview(data)
+    try:
+        while view:
+            try:
+                view = view[os.write(pipe, view):]
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                select.select([], [pipe], [], left)
+    except OSError:
+        return b""
+    return bytes(view)

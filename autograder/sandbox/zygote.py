@@ -67,6 +67,7 @@ class Zygote:
         """Start one, with `env` as its (and every worker's first) environment; OSError if it
         cannot be started. It works in the background: a fork asked for meanwhile waits for it."""
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.control.settimeout(keeper.CHANNEL_SECONDS)  # a zygote that stops reading is replaced
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", UNRANDOMISED, sys.executable, *FLAGS, "-c", BOOT],
@@ -82,7 +83,7 @@ class Zygote:
     def fork(self, plan: Plan, descriptors: list[int]) -> None:
         """Ask for a keeper and a worker of `plan` with `descriptors`: the keeper's end of its
         channel, the worker's ends of its request and answer pipes, and its output's write end.
-        OSError when the zygote is gone."""
+        OSError when the zygote is gone, or has not taken a plan for CHANNEL_SECONDS."""
         socket.send_fds(self.control, [plan.to_json().encode()], descriptors)
 
     def alive(self) -> bool:
