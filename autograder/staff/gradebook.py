@@ -3,7 +3,8 @@
 Each finished submission is one transaction (its row and its part scores together), in WAL
 mode, so a run stopped at any moment leaves every submission either fully recorded or absent.
 A submission is known by its `source` (its entry in the class folder); grading it again
-replaces its row.
+replaces its row. A row whose grading failed by the grader's doing (`fault`) counts as not
+graded yet, so the next run grades it again.
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ CREATE TABLE IF NOT EXISTS submissions (
     notes TEXT NOT NULL,
     lms TEXT NOT NULL DEFAULT '',
     lms_id TEXT NOT NULL DEFAULT '',
-    lms_name TEXT NOT NULL DEFAULT ''
+    lms_name TEXT NOT NULL DEFAULT '',
+    late TEXT NOT NULL DEFAULT '',
+    submitted_at TEXT NOT NULL DEFAULT '',
+    lms_files TEXT NOT NULL DEFAULT '',
+    fault TEXT NOT NULL DEFAULT ''  -- 'grader' where it failed by the grader's doing: graded again next run
 );
 CREATE TABLE IF NOT EXISTS scores (
     submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
@@ -44,7 +49,7 @@ CREATE TABLE IF NOT EXISTS scores (
 );
 """
 # Columns added since the first gradebooks; an older row holds '' in each.
-ADDED_COLUMNS = ("lms", "lms_id", "lms_name")
+ADDED_COLUMNS = ("lms", "lms_id", "lms_name", "late", "submitted_at", "lms_files", "fault")
 
 
 @dataclass
@@ -76,6 +81,10 @@ class Entry:
     lms: str = ""  # from an LMS download: which one, the id it gave the student, the name it wrote
     lms_id: str = ""
     lms_name: str = ""
+    late: bool = False  # the LMS marked it late
+    submitted_at: str = ""  # when it was handed in (ISO 8601), where the download or the roster says
+    lms_files: list[str] = field(default_factory=list)  # its files' names in a Canvas download
+    fault: bool = False  # it failed by the grader's doing (a fault, a crash, the machine), not its own
 
     @property
     def total(self) -> float:
@@ -99,9 +108,10 @@ class Gradebook:
                 self.db.execute(f"ALTER TABLE submissions ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
 
     def graded_with(self, source: str) -> tuple[str, str] | None:
-        """The content hash and grader version a source was last graded with, if it was."""
-        row = self.db.execute("SELECT content_hash, grader_version FROM submissions WHERE source = ?",
-                              (source,)).fetchone()
+        """The content hash and grader version a source was last graded with, if it was; None
+        also where its grading failed by the grader's doing, so that the next run grades it."""
+        row = self.db.execute("SELECT content_hash, grader_version FROM submissions WHERE source = ? "
+                              "AND fault = ''", (source,)).fetchone()
         return tuple(row) if row else None
 
     def record(self, entry: Entry) -> None:
@@ -112,11 +122,12 @@ class Gradebook:
             self.db.execute("INSERT OR IGNORE INTO students (id) VALUES (?)", (entry.student,))
             cursor = self.db.execute(
                 "INSERT INTO submissions (student, source, format, content_hash, grader_version, "
-                "graded_at, seconds, status, reason, notes, lms, lms_id, lms_name) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "graded_at, seconds, status, reason, notes, lms, lms_id, lms_name, late, submitted_at, "
+                "lms_files, fault) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (entry.student, entry.source, entry.format, entry.content_hash, entry.grader_version,
                  entry.graded_at, entry.seconds, entry.status, entry.reason, json.dumps(entry.notes),
-                 entry.lms, entry.lms_id, entry.lms_name))
+                 entry.lms, entry.lms_id, entry.lms_name, "late" if entry.late else "", entry.submitted_at,
+                 json.dumps(entry.lms_files) if entry.lms_files else "", "grader" if entry.fault else ""))
             self.db.executemany(
                 "INSERT INTO scores (submission, part, points, max, messages, misconceptions) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -146,10 +157,13 @@ class Gradebook:
         return [Entry(source=row[1], student=row[2], format=row[3], content_hash=row[4],
                       grader_version=row[5], graded_at=row[6], seconds=row[7], status=row[8],
                       reason=row[9], notes=json.loads(row[10]), scores=scores.get(row[0], []),
-                      lms=row[11], lms_id=row[12], lms_name=row[13])
+                      lms=row[11], lms_id=row[12], lms_name=row[13], late=row[14] == "late",
+                      submitted_at=row[15], lms_files=json.loads(row[16]) if row[16] else [],
+                      fault=row[17] != "")
                 for row in self.db.execute(
-                    "SELECT id, source, student, format, content_hash, grader_version, graded_at, "
-                    "seconds, status, reason, notes, lms, lms_id, lms_name FROM submissions ORDER BY source")]
+                    "SELECT id, source, student, format, content_hash, grader_version, graded_at, seconds, "
+                    "status, reason, notes, lms, lms_id, lms_name, late, submitted_at, lms_files, fault "
+                    "FROM submissions ORDER BY source")]
 
     def close(self) -> None:
         """Close the database."""

@@ -1,0 +1,273 @@
+"""The files each LMS takes back: its grade import and its feedback upload, built in memory so
+that the pre-flight check (preflight.py) sees them whole before any is written.
+
+- Canvas: grades-canvas.csv (Grades, Import: GradebookImporter) and feedback-canvas.zip (the
+  assignment's "Re-Upload Submissions": Assignment#generate_comments_from_files), each
+  feedback file named as the student's own file was in the download.
+- Moodle: grades-moodle-worksheet.csv (the assignment's "Upload grading worksheet":
+  assignfeedback_offline, with its Feedback comments column), feedback-moodle.zip ("Upload
+  multiple feedback files in a zip": assignfeedback_file_zip_importer, a folder per
+  participant) and grades-moodle.csv (the gradebook's Import, CSV file: gradeimport_csv).
+
+A student with no grade (held back) has no row and no feedback in any of them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html import escape
+
+from ..escape import FORMULA_START, csv_cell
+from ..intake.lms import CANVAS_ANONYMOUS, CANVAS_FILE
+from .gradebook import Entry
+from .policies import Policy
+from .roster import Join, Person, Roster
+
+# Canvas's gradebook import: these five columns, then one per assignment, headed "<title>
+# (<assignment id>)" to fill in that assignment; a row whose first cell says "Points Possible"
+# gives each one's points (GradebookImporter#header?, #update_column_count, #process_pp).
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_POINTS = "    Points Possible"  # as GradebookExporter writes it
+# A Moodle assignment's grading worksheet upload finds its columns by these names (Identifier,
+# Grade, Last modified (grade), and a feedback plugin's editor field: Feedback comments).
+MOODLE_WORKSHEET_COLUMNS = ("Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)",
+                            "Feedback comments", "late")
+MOODLE_FEEDBACK_FOLDER = "{name}_{id}_assignsubmission_file"  # mod_assign\downloader's folder of a student
+MOODLE_FILENAME_UNSAFE = re.compile(r'[\x00-\x1f/\\:*?"<>|]')  # what Moodle's clean_filename drops
+
+
+@dataclass
+class Target:
+    """One student as the LMS files see them: their grade (None when held back), and who they
+    are to each LMS."""
+
+    student: str
+    entry: Entry | None
+    total: float | None  # the kit's total after the late penalty; None when held back
+    held: str = ""  # why the student has no grade ("" when they have one)
+    person: Person | None = None
+    late_how: str = ""
+    feedback: str = ""  # the feedback page (HTML)
+    summary: str = ""  # the feedback's short form, for a comments column (HTML)
+
+    def canvas_id(self) -> str:
+        """Canvas's user id: the roster's, or the download's."""
+        if self.person is not None and self.person.lms == "canvas":
+            return self.person.lms_id
+        entry = self.entry
+        return entry.lms_id if entry is not None and entry.lms == "canvas" and entry.lms_id.isdigit() else ""
+
+    def moodle_participant(self) -> str:
+        """Moodle's participant id: the worksheet roster's, or the download's."""
+        if self.person is not None and self.person.lms == "moodle" and self.person.lms_id:
+            return self.person.lms_id
+        entry = self.entry
+        return entry.lms_id if entry is not None and entry.lms == "moodle" else ""
+
+    def name(self, lms: str) -> str:
+        """The name `lms` knows the student by (its roster's, or its download's), else the kit's id."""
+        if self.person is not None:
+            return self.person.name
+        if self.entry is not None and self.entry.lms_name and self.entry.lms == lms == "moodle":
+            return self.entry.lms_name
+        return self.student
+
+
+@dataclass
+class Sheet:
+    """A CSV file as rows of text, and the students each row is (for messages)."""
+
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    students: list[str] = field(default_factory=list)
+    left_out: dict[str, str] = field(default_factory=dict)  # student -> why not in this file
+
+
+@dataclass
+class LmsFiles:
+    """Every file for the LMSs of this run, by name, before any is written."""
+
+    tables: dict[str, Sheet] = field(default_factory=dict)
+    zips: dict[str, dict[str, str]] = field(default_factory=dict)  # zip -> member path -> text
+    maxima: dict[str, float] = field(default_factory=dict)  # the most each LMS file may hold
+    canvas_files: dict[str, list[str]] = field(default_factory=dict)  # Canvas user id -> downloaded names
+
+
+def number(x: float) -> str:
+    """A number as the files write it: `3`, `2.5`, `94.73`."""
+    return f"{x:g}"
+
+
+def formula_like(text: str) -> bool:
+    """Would a spreadsheet read this identifier as a formula (OWASP's list)?"""
+    return text.startswith(FORMULA_START)
+
+
+def build(targets: list[Target], policy: Policy, roster: Roster | None, column: str, maximum: float,
+          best: float, graded_at: str) -> LmsFiles:
+    """Every LMS file of the run: those of the roster's LMS, or of both without a roster."""
+    files = LmsFiles()
+    lms = {roster.lms} if roster is not None else {"canvas", "moodle"}
+    if "canvas" in lms:
+        canvas_max = (roster.maximum_for(column) if roster is not None else None) or maximum
+        files.maxima["canvas"] = canvas_max
+        files.tables["grades-canvas.csv"] = canvas_table(targets, policy, column, canvas_max, best)
+        files.zips["feedback-canvas.zip"] = canvas_feedback(targets, files)
+    if "moodle" in lms:
+        given = roster.maximum if roster is not None and roster.maximum else maximum
+        moodle_max = policy.moodle_max or given
+        files.maxima["moodle"] = moodle_max
+        worksheet = moodle_worksheet(targets, policy, moodle_max, best, graded_at)
+        files.tables["grades-moodle-worksheet.csv"] = worksheet
+        files.zips["feedback-moodle.zip"] = moodle_feedback(targets, worksheet)
+        gradebook = moodle_gradebook(targets, policy, column, moodle_max, best, roster)
+        files.tables["grades-moodle.csv"] = gradebook
+    return files
+
+
+def canvas_table(targets: list[Target], policy: Policy, column: str, maximum: float, best: float) -> Sheet:
+    """grades-canvas.csv: a row per student with a grade, found by Canvas's user id (or the SIS
+    ids of the roster; by the name where there is neither), one assignment column, the total."""
+    table = Sheet([*CANVAS_COLUMNS, column], [[CANVAS_POINTS, "", "", "", "", number(maximum)]], [""])
+    for target in targets:
+        if target.total is None:
+            table.left_out[target.student] = target.held
+            continue
+        entry, person = target.entry, target.person
+        if entry is not None and entry.lms == "canvas" and not target.canvas_id():
+            table.left_out[target.student] = ("anonymous grading: Canvas's import finds no student by an "
+                                              "anonymous id; enter the grade in SpeedGrader")
+            continue
+        ids = [target.canvas_id(), person.sis_id if person else "", person.login if person else ""]
+        name = target.name("canvas")
+        if not any(ids) and formula_like(name):
+            table.left_out[target.student] = (
+                f"its name starts with {name[0]!r}, which a spreadsheet runs as a formula, and "
+                "Canvas finds such a row by the name alone: give --roster (Canvas's Grades export) "
+                "to find it by id")
+            continue
+        total = policy.for_lms("canvas", target.total, maximum, best)
+        table.rows.append([csv_cell(name), *ids, csv_cell(person.section if person else ""),
+                           number(total)])
+        table.students.append(target.student)
+    return table
+
+
+def canvas_feedback(targets: list[Target], files: LmsFiles) -> dict[str, str]:
+    """feedback-canvas.zip: for each Canvas student with a grade, the feedback page named as one
+    of their files was in the download (`<name>_[LATE_]<user id>_<file id>_feedback.html`), by
+    which Canvas's Re-Upload Submissions finds the student and the submission."""
+    members = {}
+    for target in targets:
+        entry = target.entry
+        if target.total is None or entry is None or entry.lms != "canvas" or not entry.lms_files:
+            continue
+        named = CANVAS_FILE.match(entry.lms_files[0])
+        if named is None or CANVAS_ANONYMOUS.match(entry.lms_files[0]):
+            continue
+        late = "LATE_" if named["late"] else ""
+        members[f"{named['name']}_{late}{named['id']}_{named['file_id']}_feedback.html"] = target.feedback
+        files.canvas_files[named["id"]] = entry.lms_files
+    return members
+
+
+def late_cell(target: Target) -> str:
+    """The `late` column: how late, in words, or ""."""
+    return target.late_how
+
+
+def moodle_worksheet(targets: list[Target], policy: Policy, maximum: float, best: float,
+                     graded_at: str) -> Sheet:
+    """grades-moodle-worksheet.csv: a row per Moodle participant with a grade, found by its
+    Identifier, with the grade, the time the kit graded it and the feedback's short form."""
+    table = Sheet(list(MOODLE_WORKSHEET_COLUMNS))
+    for target in targets:
+        participant = target.moodle_participant()
+        if not participant:
+            continue
+        if target.total is None:
+            table.left_out[target.student] = target.held
+            continue
+        total = policy.for_lms("moodle", target.total, maximum, best)
+        when = target.entry.graded_at if target.entry is not None else graded_at
+        name = csv_cell(moodle_text(target.name("moodle")))
+        table.rows.append([f"Participant {participant}", name, number(total), number(maximum), when,
+                           target.summary, csv_cell(late_cell(target))])
+        table.students.append(target.student)
+    return table
+
+
+def moodle_text(text: str) -> str:
+    """A cell of a Moodle file with no `\\"`, which PHP's fgetcsv reads as an escaped quote."""
+    return text.replace('\\"', '\\ "')
+
+
+def moodle_feedback(targets: list[Target], worksheet: Sheet) -> dict[str, str]:
+    """feedback-moodle.zip: a folder per participant of the worksheet, named as Moodle names a
+    student's folder (`<full name>_<participant id>_assignsubmission_file`), holding feedback.html."""
+    members = {}
+    graded = set(worksheet.students)
+    for target in targets:
+        participant = target.moodle_participant()
+        if target.student not in graded or not participant:
+            continue
+        name = MOODLE_FILENAME_UNSAFE.sub("", target.name("moodle").replace("_", " ")).strip()
+        name = name or "Participant"
+        members[MOODLE_FEEDBACK_FOLDER.format(name=name, id=participant) + "/feedback.html"] = target.feedback
+    return members
+
+
+def moodle_gradebook(targets: list[Target], policy: Policy, column: str, maximum: float, best: float,
+                     roster: Roster | None) -> Sheet:
+    """grades-moodle.csv, for Moodle's gradebook import: with a Moodle roster, the roster's
+    students by their email address (and ID number where it has them); without one, the
+    entries that are no LMS download's, by the kit's id (Moodle stops the whole import at a
+    user it cannot find, so no row may name one it does not know)."""
+    if roster is None:
+        table = Sheet(["Student", column, "late"])
+        chosen = [t for t in targets if t.entry is None or not t.entry.lms]
+    else:
+        table = Sheet(["Email address", "ID number", column, "late"])
+        chosen = [t for t in targets if t.person is not None]
+    for target in chosen:
+        if target.total is None:
+            table.left_out[target.student] = target.held
+            continue
+        ids = [target.student] if roster is None else [target.person.email, target.person.id_number]
+        if not any(ids) or any(formula_like(value) for value in ids):
+            table.left_out[target.student] = ("no identifier Moodle can find the student by (or one a "
+                                              "spreadsheet would run as a formula)")
+            continue
+        total = policy.for_lms("moodle", target.total, maximum, best)
+        table.rows.append([*ids, number(total), csv_cell(late_cell(target))])
+        table.students.append(target.student)
+    return table
+
+
+def comments(total: float, maximum: float, lost: list[tuple[str, float, float]], note: str) -> str:
+    """The feedback's short form for Moodle's Feedback comments: HTML with no quote character."""
+    items = "".join(f"<li>{escape(title)}: {number(points)} / {number(most)}</li>"
+                    for title, points, most in lost)
+    text = f"<p>Autograder: {number(total)} / {number(maximum)}.{' ' + escape(note) if note else ''}</p>"
+    return text + (f"<ul>{items}</ul>" if items else "") + "<p>The whole feedback is in feedback.html.</p>"
+
+
+def join_targets(targets: dict[str, Target], roster: Roster, joined: Join) -> list[Target]:
+    """The targets of a roster's students: each person with the entry joined to them, the people
+    with none (held back: no submission), and the entries that joined no one (left out)."""
+    by_source = {t.entry.source: t for t in targets.values() if t.entry is not None}
+    chosen = []
+    for index, person in enumerate(roster.people):
+        entry = joined.matched.get(index)
+        if entry is not None and entry.source in by_source:
+            target = by_source[entry.source]
+            target.person = person
+            chosen.append(target)
+        elif index in joined.several:
+            sources = ", ".join(e.source for e in joined.several[index])
+            chosen.append(Target(person.name, None, None, f"several entries are this student's ({sources}); "
+                                 "remove all but one from the class folder", person))
+        else:
+            chosen.append(Target(person.name, None, None, "no submission in the class folder", person))
+    return chosen
