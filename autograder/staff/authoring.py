@@ -32,22 +32,22 @@ range of inputs where {function} is defined and smooth (LOW, HIGH), then add the
 that tell its own mistakes apart (see the other suites), each with the misconceptions it names.
 """
 
-from autograder.judge import lost_a_contribution, ratio
+from autograder.suspects import lost_a_contribution, ratio
 from autograder.parts import Part
 
 {declaration}
 
 METHOD = "{method}"
-LOW, HIGH = -2.0, 2.0  # the inputs tried
+LOW, HIGH = -2.0, 2.0  # the range of inputs tried: keep it where {function} is defined
 
 
 def test_{method}_at_the_root(grade, ask):
-    """{method} at seeded random inputs in [{low}, {high}], each the root of its graph."""
+    """{method} at seeded random inputs in [{{low}}, {{high}}], each the root of its graph."""
     grade("value:method_at_root", method=METHOD, seed=ask.seed(1), count=10, low=LOW, high=HIGH)
 
 
 def test_{method}_with_an_upstream_gradient(grade, ask):
-    """{method} at seeded random inputs in [{low}, {high}], with an upstream gradient of 3."""
+    """{method} at seeded random inputs in [{{low}}, {{high}}], with an upstream gradient of 3."""
     grade("value:method_values", method=METHOD, seed=ask.seed(2), count=20, low=LOW, high=HIGH,
           suspects={{"ignores-upstream": ratio("grad", 1 / 3)}})
 
@@ -101,7 +101,7 @@ def new_part(kit: Path, part_id: str, function: str, points: float, title: str, 
     suite = kit / "autograder" / "suites" / suite_name(part_id)
     part = Part(part_id, also_costs=tuple(training),
                 misconceptions=("ignores-upstream", "overwrites-gradient", "rule-on-the-wrong-node"))
-    suite.write_text(SUITE.format(part=part_id, function=f"Value.{method}", method=method, low=-2, high=2,
+    suite.write_text(SUITE.format(part=part_id, function=f"Value.{method}", method=method,
                                   declaration=declaration(part)), encoding="utf-8")
     toml = kit / "grading.toml"
     table = (f'[parts."{part_id}"]\ntitle = "{title or f"Value.{method}"}"\npoints = {points:g}\n'
@@ -204,7 +204,7 @@ def given_part(kit: Path, part_id: str) -> list[Path]:
         if part_id in other.also_costs:
             changed.append(rewrite_declaration(kit, other, also_costs=tuple(p for p in other.also_costs
                                                                              if p != part_id)))
-    corpus = kit / "tests" / "corpus.py"
+    corpus = kit / "tests" / "support" / "corpus.py"
     if corpus.is_file() and drop_calls(corpus, lambda call: not loses_part(call, part_id)):
         changed.append(corpus)
     still = {name for other in parts.values() if other.id != part_id for name in other.misconceptions}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
 import json
 import re
 import subprocess
@@ -18,16 +17,20 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .. import judge, scenarios
+from .. import scenarios
+from ..checks import fill
 from ..config import KIT_ROOT, ConfigError, Grading, parse
 from ..misconceptions import CATALOGUE
-from ..parts import Part, PartError, declared, read_declaration
+from ..parts import Part, PartError, declared, engine_of, engines, read_declaration
 from ..runner import scenario_key, time_limit
-from ..stubs import OPERATORS, Handout, StubError, engine_files, handout, regions, stale_student_files
+from ..stubs import Handout, StubError, engine_files, handout, regions, stale_student_files
+from .costs import cost_report, seconds_by_part
+from .dry_run import release_problems, stub_checks
 
 # A number as prose writes it: a sign only where no word or digit comes before it, and not
 # the "2" of "2x" nor the "4" of "x^4"-like tokens glued to a letter.
@@ -55,6 +58,11 @@ class Call:
 def stated(text: str) -> list[str]:
     """The numbers a text states, leaving out exponents (the 2 of x**2 is notation, not a claim)."""
     return NUMBER.findall(EXPONENT.sub(" ", text))
+
+
+def prose(text: str) -> str:
+    """`text` without the code it quotes in backticks, which states no claim (`a.sum(axis=0)`)."""
+    return re.sub(r"`[^`]*`", "", text)
 
 
 def matches(written: str, candidates: list[float]) -> bool:
@@ -135,7 +143,7 @@ def calls_of(kit: Path, junit: Path, sealed: Path) -> list[Call]:
                     continue
                 if test not in docstrings:  # a test makes many calls: its suite is read once
                     docstrings[test] = docstring_of(kit, test)
-                found.append(Call(test, judge.fill(docstrings[test], kwargs), scenario_id, kwargs,
+                found.append(Call(test, fill(docstrings[test], kwargs), scenario_id, kwargs,
                                   answer["observations"], answer["seconds"]))
     return found
 
@@ -161,15 +169,40 @@ def parts_and_suites(grading: Grading, parts: dict[str, Part], tests: dict[str, 
 def stubs_and_points(grading: Grading, parts: dict[str, Part], marked: Handout) -> list[str]:
     """A line for each marked stub of no part, and each part with points that grades given code
     only (no stub of its own, named in no part's also_costs)."""
-    problems = [f"solutions/: {', '.join(stubs)} marked for part {part!r}, which no suite declares; "
-                "fix the marker or write the part's suite" for part, stubs in marked.stubs.items()
-                if part not in parts]
+    problems = [f"solutions/: {', '.join(stubs)} marked for part {part!r}, which no suite declares; fix "
+                f"the marker, or write its suite, autograder/suites/{Part(part).suite}, and its table in "
+                "grading.toml" for part, stubs in marked.stubs.items() if part not in parts]
     costing = {other for part in parts.values() if part.id in marked.stubs for other in part.also_costs}
     for part in grading.parts.values():
         if part.points and part.id not in marked.stubs and part.id not in costing:
             problems.append(f"grading.toml: part {part.id!r} is worth {part.points:g} points but grades "
                             "given code only (no region of solutions/ is marked for it, and no part's "
                             "also_costs names it); make it worth 0, or mark its stub")
+    return problems
+
+
+def engine_files_of(kit: Path, grading: Grading) -> list[str]:
+    """A line for each engine file that grading.toml's parts grade and solutions/ lacks, each file
+    of solutions/ that no part grades, and each student file that nothing in solutions/ makes:
+    the engines are the first words of the parts' ids, and nothing else says what they are."""
+    named = engines(kit / "grading.toml")
+    problems = []
+    for engine in named:
+        grading_it = [part for part in grading.parts if engine_of(part) == engine]
+        if not engine.isidentifier():
+            problems.append(f"grading.toml: {', '.join(grading_it)} name the file {engine}.py, which Python "
+                            "cannot import; start each part's id with an engine file's name (value, ...)")
+        elif not (kit / "solutions" / f"{engine}.py").is_file():
+            problems.append(f"grading.toml: {', '.join(grading_it)} grade {engine}.py, but "
+                            f"solutions/{engine}.py is missing; put its reference there, or remove those "
+                            "parts (their tables and their suites), as docs/authoring.md says under "
+                            "\"Removing an engine\"")
+    problems += [f"solutions/{path.name}: no part of grading.toml grades it; remove it and "
+                 f"assignments/{path.name}, or add a part whose id starts with \"{path.stem}\""
+                 for path in engine_files(kit / "solutions") if path.stem not in named]
+    problems += [f"assignments/{path.name}: no solutions/{path.name} makes it; remove it, or put its "
+                 f"reference in solutions/{path.name}" for path in engine_files(kit / "assignments")
+                 if not (kit / "solutions" / path.name).is_file()]
     return problems
 
 
@@ -239,32 +272,10 @@ def misconceptions(parts: dict[str, Part], named: dict[str, set[str]]) -> list[s
     return problems
 
 
-def borrowed_stubs(parts: dict[str, Part], marked: Handout, calls: list[Call],
-                   owner_of: dict[str, str]) -> list[str]:
-    """A part whose scenarios use an operation that is another part's stub, unless that part
-    declares that a bug in it may cost this one."""
-    owner = {}
-    for part, stubs in marked.stubs.items():
-        for stub in stubs:
-            engine, function = stub.split(" ")
-            if engine == "value.py":
-                method = function.split(".")[-1]
-                owner[OPERATORS.get(method, method)] = part
-    problems = set()
-    for call in calls:
-        part = owner_of[call.test]
-        for operation in scenarios.scenario(call.scenario).operations:
-            stub_part = owner.get(operation)
-            if stub_part and stub_part != part and part not in parts[stub_part].also_costs \
-                    and operation in marked.operations:
-                problems.add(f"autograder/suites/{parts[part].suite}: {call.scenario} uses `{operation}`, "
-                             f"the stub of {stub_part}, so a bug there would cost {part}: build it from "
-                             f"given operations, or add {part!r} to also_costs in {parts[stub_part].suite}")
-    return sorted(problems)
-
-
 def numbers(kit: Path, grading: Grading, calls: list[Call], owner_of: dict[str, str]) -> list[str]:
-    """A line for each test docstring and part title that states a number its scenarios do not use."""
+    """A line for each test docstring, part title and suite docstring that states a number its
+    scenarios do not use (the task's numbers, such as a network's layer sizes, its steps and its
+    learning rate, come from the arguments a test passes)."""
     allowed: dict[str, list[float]] = defaultdict(list)
     by_part: dict[str, list[float]] = defaultdict(list)
     docstrings = {}
@@ -278,12 +289,21 @@ def numbers(kit: Path, grading: Grading, calls: list[Call], owner_of: dict[str, 
     problems = [f"autograder/suites/{suite_of(Path(), test).name}, {test.partition(':')[2]}: its docstring "
                 f"states {wrong}, which the scenario it asks for no longer uses; bring it up to date"
                 for test, text in docstrings.items()
-                if (wrong := [n for n in stated(text) if not matches(n, allowed[test])])]
+                if (wrong := [n for n in stated(prose(text)) if not matches(n, allowed[test])])]
     for part in grading.parts.values():
-        title = re.sub(r"`[^`]*`", "", part.title)  # code in backticks is not a claim
+        title = prose(part.title)
         if part.id in by_part and (wrong := [n for n in stated(title) if not matches(n, by_part[part.id])]):
             problems.append(f"grading.toml: the title of {part.id!r} states {wrong}, which its scenarios no "
                             "longer use; bring the title up to date")
+    for suite in sorted({suite_of(kit, test) for test in docstrings}):
+        tree = ast.parse(suite.read_text(encoding="utf-8"))
+        part = owner_of[next(test for test in docstrings if suite_of(kit, test) == suite)]
+        text = prose(ast.get_docstring(tree) or "")
+        written = [sign * float(node.value) for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                   and type(node.value) in (int, float) for sign in (1, -1)]
+        if wrong := [n for n in stated(text) if not matches(n, by_part[part] + written)]:
+            problems.append(f"autograder/suites/{suite.name}: its docstring states {wrong}, which the "
+                            f"scenarios of {part} no longer use; bring it up to date")
     return problems
 
 
@@ -304,15 +324,23 @@ def room(grading: Grading, calls: list[Call]) -> list[str]:
 
 # -- running it ------------------------------------------------------------------------------------------
 
-def grade_reference(kit: Path, folder: Path) -> tuple[subprocess.CompletedProcess, Path, Path]:
+def grade_reference(kit: Path, folder: Path, meanwhile: Callable[[], object] = lambda: None
+                    ) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """The reference graded by its own suites at the public seed: pytest's run, the sealed
-    answers (with each scenario's time) and pytest's report (with every call and suspect)."""
+    answers (with each scenario's time) and pytest's report (with every call and suspect).
+    `meanwhile()` runs here while the grading runs in a process of its own."""
     sealed, junit = folder / "reference.json", folder / "junit.xml"
-    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                           "--submission", str(kit / "solutions"), "--reference", str(kit / "solutions"),
-                           "--seal-reference", str(sealed), "--junitxml", str(junit)],
-                          cwd=kit, capture_output=True, text=True, check=False)
-    return done, sealed, junit
+    command = [sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+               "--submission=" + str(kit / "solutions"), "--reference=" + str(kit / "solutions"),
+               f"--seal-reference={sealed}",
+               f"--junitxml={junit}"]
+    with subprocess.Popen(command, cwd=kit, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as process:
+        try:
+            meanwhile()
+        finally:
+            stdout, stderr = process.communicate()
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), sealed, junit
 
 
 def suspects_named(junit: Path) -> dict[str, set[str]]:
@@ -326,6 +354,32 @@ def suspects_named(junit: Path) -> dict[str, set[str]]:
     return named
 
 
+FAULT = "Not checked, a fault of the grader: "
+
+
+def reference_failures(junit: Path) -> list[str]:
+    """A line for each test the reference itself failed, from pytest's report: the suite, the
+    test, and what the grader said of it (what the reference raised, in which case, drawn from
+    which range)."""
+    if not junit.is_file():
+        return []
+    found = []
+    for case in ElementTree.parse(junit).iter("testcase"):
+        failure = case.find("failure")
+        if failure is None:
+            continue
+        text = failure.get("message") or failure.text or ""
+        said = next((line for line in text.splitlines() if FAULT in line), text.strip().splitlines()[-1:])
+        said = said if isinstance(said, str) else " ".join(said)
+        reason = said.split(FAULT, 1)[-1].removesuffix(" Tell the course staff.").rstrip(".")
+        scenario = re.search(r" in scenario (\S+)$", reason)
+        where = f" ({scenario[1]})" if scenario else ""
+        reason = reason[:scenario.start()] if scenario else reason
+        suite = case.get("classname").rsplit(".", 1)[-1]
+        found.append(f"autograder/suites/{suite}.py, {case.get('name')}{where}: {reason}")
+    return found
+
+
 def part_of(kit: Path, test: str) -> str:
     """The part a test counts for: the PART its suite declares."""
     return read_declaration(suite_of(kit, test)).id
@@ -333,22 +387,19 @@ def part_of(kit: Path, test: str) -> str:
 
 @dataclass(frozen=True)
 class Findings:
-    """What the check found: errors (a release refuses them) and warnings (said, and allowed)."""
+    """What the check found: errors (a release refuses them), warnings (said, and allowed), and
+    the cost report (said every time the reference could be graded)."""
 
     errors: list[str]
     warnings: list[str]
+    report: list[str] = field(default_factory=list)
+    tests: list | None = None  # the suites' tests as release.collect found them, for a release to reuse
 
 
 def findings(kit: Path = KIT_ROOT) -> Findings:
-    """Every inconsistency of the kit in `kit`, one line each with its fix, and the warnings."""
-    grading = None
-    with contextlib.suppress(ConfigError):
-        grading = parse(kit / "grading.toml")
-    return Findings(problems_of(kit), hidden_totals(grading) if grading else [])
-
-
-def problems_of(kit: Path = KIT_ROOT) -> list[str]:
-    """Every inconsistency of the kit in `kit`, one line each with its fix; empty when there is none."""
+    """Every inconsistency of the kit in `kit`, one line each with its fix, the warnings, and the
+    cost report. Whatever `autograder release` or `autograder mutate` would stop on is among the
+    errors: each release format and a mutation probe of each stub are tried here first."""
     from .release import ReleaseError, collect, tail
 
     try:
@@ -357,30 +408,43 @@ def problems_of(kit: Path = KIT_ROOT) -> list[str]:
         marked = handout(kit / "solutions")
         tests = collect(kit)
     except (ConfigError, PartError, StubError, ReleaseError) as error:
-        return [str(error)]
+        return Findings([str(error)], [])
+    warnings = hidden_totals(grading)
+    problems = engine_files_of(kit, grading)
+    if problems:  # every later check reads the engine files
+        return Findings(problems, warnings)
     count: dict[str, int] = defaultdict(int)
     for test in tests:
         count[test.part] += 1
     problems = stale_student_files(kit) + parts_and_suites(grading, parts, count)
     problems += stubs_and_points(grading, parts, marked) + answers_handed_out(kit) + undocumented_stubs(kit)
+    released: list[tuple[list[str], list[str]]] = []
     with tempfile.TemporaryDirectory(prefix="autograder-check-") as scratch:
-        done, sealed, junit = grade_reference(kit, Path(scratch))
+        # Every release format is tried while the reference is graded, in a process of its own.
+        done, sealed, junit = grade_reference(kit, Path(scratch),
+                                              lambda: released.append(release_problems(kit, tests)))
+        problems += released[0][0]
+        warnings += released[0][1]
         if not sealed.is_file() or not junit.is_file():
-            return problems + ["the reference does not answer every scenario of its own suites; fix "
-                               f"solutions/ or the suites. pytest said:\n{tail(done.stdout)}"]
+            return Findings(problems + (reference_failures(junit) or [
+                "the reference does not answer every scenario of its own suites; fix solutions/ or the "
+                f"suites. pytest said:\n{tail(done.stdout)}"]), warnings)
         calls, named = calls_of(kit, junit, sealed), suspects_named(junit)
     tight = room(grading, calls)
     if done.returncode != 0 and not tight:  # with limits too tight, a timeout is their doing: say that alone
-        problems.append("the reference loses points on its own suites; fix solutions/ or the suites. pytest "
-                        f"said:\n{tail(done.stdout)}")
+        problems += reference_failures(junit) or [
+            f"the reference loses points on its own suites; fix solutions/ or the suites. pytest said:\n"
+            f"{tail(done.stdout)}"]
     parts_named: dict[str, set[str]] = defaultdict(set)
     for test, names in named.items():
         parts_named[part_of(kit, test)] |= names
     owner = {test: part_of(kit, test) for test in {call.test for call in calls}}
     problems += misconceptions(parts, parts_named)
-    problems += borrowed_stubs(parts, marked, calls, owner)
     problems += numbers(kit, grading, calls, owner)
-    return problems + tight
+    stubs_run, mutants, said = stub_checks(kit, parts, calls, owner)
+    warnings += said
+    report = cost_report(grading, seconds_by_part(calls, owner), mutants)
+    return Findings(problems + stubs_run + tight, warnings + report.warnings, report.lines, tests)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -395,4 +459,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"autograder check: {problem}")
     for warning in found.warnings:
         print(f"autograder check: warning: {warning}")
+    print("\n".join(found.report))
     return 1 if found.errors else 0

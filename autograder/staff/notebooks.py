@@ -18,6 +18,7 @@ import textwrap
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import timedelta, timezone
 from pathlib import Path
 
 import nbformat
@@ -27,16 +28,19 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import ExportPlugin
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import AssignLatePenalties, Execute, NbGraderPreprocessor
 from traitlets import Dict, Unicode
 from traitlets.config import Config
 from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from .. import intake, stubs
 from ..config import KIT_ROOT, Grading, load
-from ..notebook import ENGINES, NotebookError, engine_of, grade_id, part_report, score_modules
-from . import reports
+from ..escape import csv_cell
+from ..notebook import NotebookError, engine_of, grade_id, part_report, score_modules
+from ..parts import engines
 from .gradebook import Entry
+from .outcomes import CoursePenalty, CourseRecord, passed
+from .policies import parse_time
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 METHOD_OF = '''\
@@ -62,73 +66,75 @@ def new_cell(kind: str, source: str, cell_id: str, *, solution: bool = False, gr
     return make(source, id=cell_id, metadata={"nbgrader": meta})
 
 
-def is_stub(node: ast.AST) -> bool:
-    """A function whose last statement raises NotImplementedError."""
-    if not isinstance(node, ast.FunctionDef):
-        return False
-    last = node.body[-1]
-    return (isinstance(last, ast.Raise) and isinstance(last.exc, ast.Call)
-            and getattr(last.exc.func, "id", None) == "NotImplementedError")
-
-
 def first_line(node: ast.FunctionDef | ast.ClassDef) -> int:
     """The first line of a definition, its decorators included."""
     return min([node.lineno] + [d.lineno for d in node.decorator_list])
 
 
-def body_start(node: ast.FunctionDef) -> int:
-    """The first line after the docstring (the first body line where there is none)."""
-    first = node.body[0]
-    if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
-        return first.end_lineno + 1
-    return first.lineno
+def answer_source(function: ast.FunctionDef, last: int, reference_lines: list[str], owner: str | None) -> str:
+    """The reference's function, to its line `last` (its last region's END marker, where that
+    comes after its code), as an answer cell: each marked region between nbgrader's markers,
+    after its TODO line, and the given code around it as it is; `@method_of(owner)` first for
+    a method."""
+    text = []
+    for line in reference_lines[first_line(function) - 1:max(function.end_lineno, last)]:
+        if begin := stubs.BEGIN.match(line):  # nbgrader's markers wrap the body (it refuses them nested)
+            indent = begin["indent"]
+            text += [f"{indent}# TODO({begin['part']}): {begin['todo']}", f"{indent}{BEGIN}"]
+        elif stubs.END.match(line):
+            text.append(line[:len(line) - len(line.lstrip())] + END)
+        else:
+            text.append(line)
+    return (f"@method_of({owner})\n" if owner else "") + textwrap.dedent("\n".join(text))
 
 
-def functions_by_name(tree: ast.Module) -> dict[str, ast.FunctionDef]:
-    """A module's functions and its classes' methods, by `name` or `Class.method`."""
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            found[node.name] = node
-        elif isinstance(node, ast.ClassDef):
-            found.update({f"{node.name}.{child.name}": child for child in node.body
-                          if isinstance(child, ast.FunctionDef)})
-    return found
-
-
-def answer_source(stub: ast.FunctionDef, stub_lines: list[str], reference: ast.FunctionDef,
-                  reference_lines: list[str], owner: str | None) -> str:
-    """The stub's signature, docstring and TODO, then the reference's body between the markers."""
-    head = stub_lines[first_line(stub) - 1:stub.body[-1].lineno - 1]
-    # The kit's own markers go: nbgrader's wrap the body instead (nbgrader refuses markers nested).
-    body = [line for line in reference_lines[body_start(reference) - 1:reference.end_lineno]
-            if not stubs.BEGIN.match(line) and not stubs.END.match(line)]
-    indent = " " * (stub.col_offset + 4)
-    text = textwrap.dedent("\n".join([*head, indent + BEGIN, *body, indent + END]))
-    return (f"@method_of({owner})\n" if owner else "") + text
+def refuse_what_no_cell_can_hold(node: ast.FunctionDef, name: str, where: Path) -> None:
+    """Raise NotebookError, with how to restructure it, for a stub that an answer cell cannot
+    hold: one that only works inside its class's own body."""
+    def refuse(why: str, fix: str) -> None:
+        raise NotebookError(f"{where}, line {node.lineno}: the stub {name} {why}, so no answer cell of a "
+                            f"notebook can hold it (`autograder release nbgrader` writes each stub as a "
+                            f"function of its own, attached to its class); {fix}")
+    if node.decorator_list:
+        refuse(f"has a decorator (@{ast.unparse(node.decorator_list[0])})",
+               "put the marked region in a plain method, and have the decorated one call it")
+    short = name.rpartition(".")[2]
+    if "." in name and short.startswith("__") and not short.endswith("__"):
+        refuse("has a name that Python mangles inside a class", f"rename it _{short.lstrip('_')}")
+    if any(isinstance(call, ast.Call) and getattr(call.func, "id", None) == "super" and not call.args
+           for call in ast.walk(node)):
+        refuse("calls super() without arguments, which works only inside the class body",
+               "write super(ClassName, self) instead")
 
 
 def notebook_cells(stub_path: Path, reference_path: Path) -> list[nbformat.NotebookNode]:
     """The cells of one student file, in its order: given code, then each stub after its class.
-    Raises NotebookError when the file has no module docstring or the reference lacks a stub."""
+    A stub is a function that holds a marked region of the reference (a method's closure's region
+    too: the whole method is the answer cell). Raises NotebookError when the file has no module
+    docstring, or a stub no answer cell can hold."""
     source = stub_path.read_text(encoding="utf-8")
     lines = source.splitlines()
     tree = ast.parse(source, filename=str(stub_path))
     reference_source = reference_path.read_text(encoding="utf-8")
     reference_lines = reference_source.splitlines()
-    references = functions_by_name(ast.parse(reference_source, filename=str(reference_path)))
+    references = dict(stubs.functions(ast.parse(reference_source, filename=str(reference_path))))
+    ends: dict[str, int] = {}
+    for region in stubs.regions(reference_source, reference_path):
+        ends[region.function] = max(ends.get(region.function, 0), region.last)
+    marked = set(ends)
     docstring = ast.get_docstring(tree, clean=True)
     if docstring is None:
         raise NotebookError(f"{stub_path}: add a module docstring; it becomes the notebook's introduction")
+    for name in sorted(marked):
+        refuse_what_no_cell_can_hold(references[name], name, reference_path)
+        if name.count(".") > 1:
+            raise NotebookError(f"{reference_path}, line {references[name].lineno}: the stub {name} is a "
+                                "method of a class inside a class, which no answer cell can be attached to; "
+                                "move the class to the top level of the file")
     title = stub_path.stem
     cells = [new_cell("markdown", f"# `{stub_path.name}`\n\n{docstring}", f"{title}-introduction")]
     given: list[str] = []
     attach_helper = True
-
-    def reference_of(name: str) -> ast.FunctionDef:
-        if name not in references:
-            raise NotebookError(f"{reference_path}: {name} is missing; the reference must define every stub")
-        return references[name]
 
     def flush() -> None:
         text = "\n".join(given).strip("\n")
@@ -136,32 +142,33 @@ def notebook_cells(stub_path: Path, reference_path: Path) -> list[nbformat.Noteb
             cells.append(new_cell("code", text, f"{title}-given-{len(cells)}"))
         given.clear()
 
-    def answer(node: ast.FunctionDef, qualified: str, owner: str | None) -> None:
+    def answer(qualified: str, owner: str | None) -> None:
         nonlocal attach_helper
         if owner and attach_helper:
             cells.append(new_cell("code", METHOD_OF.rstrip("\n"), f"{title}-method-of"))
             attach_helper = False
-        text = answer_source(node, lines, reference_of(qualified), reference_lines, owner)
+        text = answer_source(references[qualified], ends[qualified], reference_lines, owner)
         cells.append(new_cell("code", text, f"{title}-{qualified.replace('.', '-')}", solution=True))
 
     start = tree.body[0].end_lineno + 1  # after the module docstring
     for node in tree.body[1:]:
         span = lines[start - 1:node.end_lineno]
-        if is_stub(node):
+        methods = [child for child in node.body if isinstance(child, ast.FunctionDef)
+                   and f"{node.name}.{child.name}" in marked] if isinstance(node, ast.ClassDef) else []
+        if isinstance(node, ast.FunctionDef) and node.name in marked:
             given += lines[start - 1:first_line(node) - 1]
             flush()
-            answer(node, node.name, None)
-        elif isinstance(node, ast.ClassDef) and any(is_stub(child) for child in node.body):
-            stubs = [child for child in node.body if is_stub(child)]
+            answer(node.name, None)
+        elif methods:
             cut = set()
-            for stub in stubs:
-                cut.update(range(first_line(stub), stub.end_lineno + 1))
-                if stub.end_lineno + 1 < node.end_lineno and not lines[stub.end_lineno].strip():
-                    cut.add(stub.end_lineno + 1)  # the blank line after it, so no gap is left twice
+            for method in methods:
+                cut.update(range(first_line(method), method.end_lineno + 1))
+                if method.end_lineno + 1 < node.end_lineno and not lines[method.end_lineno].strip():
+                    cut.add(method.end_lineno + 1)  # the blank line after it, so no gap is left twice
             given += [line for number, line in enumerate(span, start=start) if number not in cut]
             flush()
-            for stub in stubs:
-                answer(stub, f"{node.name}.{stub.name}", node.name)
+            for method in methods:
+                answer(f"{node.name}.{method.name}", node.name)
         else:
             given += span
         start = node.end_lineno + 1
@@ -200,7 +207,7 @@ def build_notebook(kit: Path, engine: str, grading: Grading) -> nbformat.Noteboo
 def write_notebooks(kit: Path, out: Path) -> None:
     """value.ipynb, tensor.ipynb and dual.ipynb, with solutions: nbgrader's source/<assignment>/."""
     grading = load(kit / "grading.toml")
-    for engine in ENGINES:
+    for engine in engines(kit / "grading.toml"):
         nbformat.write(build_notebook(kit, engine, grading), out / f"{engine}.ipynb")
 
 
@@ -264,7 +271,7 @@ class GradeWithKit(NbGraderPreprocessor):
         grading = load()
         ids = resources["nbgrader"]
         name = ids["notebook"]
-        if name not in ENGINES or course_test_cells(nb, grading):
+        if name not in engines() or course_test_cells(nb, grading):
             nb, resources = Execute(parent=self.parent).preprocess(nb, resources)
         cells = [(cell, kit_part(cell, grading)) for cell in nb.cells]
         cells = [(cell, part) for cell, part in cells if part is not None]
@@ -304,8 +311,8 @@ class GradeWithKit(NbGraderPreprocessor):
         from .bulk import SOLUTIONS, grader_version  # bulk needs the staff extra
         from .secret import DEFAULT_SECRET
 
-        options = ["--grading-secret", self.secret or str(DEFAULT_SECRET), "--grading-context",
-                   grader_version(), "--reference", str(SOLUTIONS)]
+        options = ["--grading-secret=" + (self.secret or str(DEFAULT_SECRET)), "--grading-context",
+                   grader_version(), f"--reference={SOLUTIONS}"]
         return score_modules({engine: module} if module is not None else {}, KIT_ROOT, *options)
 
     def record_bonus(self, ids: dict, bonus: dict[str, float]) -> None:
@@ -370,11 +377,12 @@ class CollectedLog(logging.Handler):
 
 def autograde_course(course: Path, db_url: str, assignment: str,
                      known: Mapping[str, Mapping[str, KnownGrade]] | None = None,
-                     secret: Path | None = None, log_folder: Path | None = None) -> list[str]:
+                     secret: Path | None = None, log_folder: Path | None = None) -> dict[str, str]:
     """Run nbgrader's own autograde, with the kit in it, on every submission of `assignment` in
-    the course folder `course`; return a line for each submission nbgrader could not autograde
-    (its log is kept in `log_folder` when given). `known` holds what the kit has just graded.
-    Raises NotebookError when the gradebook has no such assignment."""
+    the course folder `course`; return why nbgrader could not autograde each one it could not,
+    by its source (`submitted/<student>`; its log is kept in `log_folder` when given). `known`
+    holds what the kit has just graded. Raises NotebookError when the gradebook has no such
+    assignment."""
     course = course.resolve()
     with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
         try:
@@ -388,7 +396,7 @@ def autograde_course(course: Path, db_url: str, assignment: str,
     config.GradeWithKit.secret = str(secret or "")
     students = sorted(path.parent.name for path in (course / "submitted").glob(f"*/{assignment}")
                       if path.is_dir())
-    problems = []
+    problems = {}
     for student in students:
         coursedir = CourseDirectory(config=config)
         coursedir.root, coursedir.db_url = str(course), db_url
@@ -417,16 +425,17 @@ def autograde_course(course: Path, db_url: str, assignment: str,
                 (log_folder / f"nbgrader-{student}.log").write_text("\n".join(collected.lines) + "\n",
                                                                     encoding="utf-8")
                 where = f" (log: {log_folder / f'nbgrader-{student}.log'})"
-            problems.append(f"submitted/{student}/{assignment}: nbgrader could not autograde it{where}: "
-                            f"{errors[0][8:300] if errors else 'see the log'}")
+            why = errors[0][8:300] if errors else "see the log"
+            problems[f"submitted/{student}"] = f"nbgrader could not autograde it{where}: {why}"
     return problems
 
 
-def course_grades(db_url: str, assignment: str) -> dict[str, tuple[dict[str, float], float]]:
+def course_grades(db_url: str, assignment: str, course: Path | None = None) -> CourseRecord:
     """nbgrader's grade of every submission of `assignment` that has a grade for every part, the
     course's grade of record, by the source intake gives it (`submitted/<student>`): each part's
     score (a grader's where one was typed in, the kit's otherwise, extra credit included) and
-    the late penalty. Raises NotebookError when the gradebook has no such assignment."""
+    the late penalty; with `course`, the course's own late penalty for the kit's grade of any
+    other (`course_late_penalty`). Raises NotebookError when the gradebook has no such assignment."""
     parts = {grade_id(part): part for part in load().parts}
     found = {}
     with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
@@ -442,7 +451,42 @@ def course_grades(db_url: str, assignment: str) -> dict[str, tuple[dict[str, flo
             penalty = submission.late_submission_penalty or 0.0
             if len(scores) == len(parts):
                 found[f"submitted/{submission.student.id}"] = (scores, penalty)
-    return found
+    return CourseRecord(found, None if course is None else course_late_penalty(course, db_url, assignment))
+
+
+def course_late_penalty(course: Path, db_url: str, assignment: str) -> CoursePenalty:
+    """The course's own late penalty (the LateSubmissionPlugin its nbgrader_config.py sets), for
+    a grade nbgrader holds none of: applied as nbgrader's AssignLatePenalties applies it, to each
+    notebook's score (its parts' points, bonus included), never below 0 nor above that score,
+    from when the student handed the assignment in (timestamp.txt) and the due date in
+    nbgrader's gradebook (with the student's extension). Raises NotebookError."""
+    late = AssignLatePenalties(config=course_config(course))
+    late.init_plugin()
+    with quiet_sqlalchemy(), Gradebook(db_url) as gradebook:
+        try:
+            found = gradebook.find_assignment(assignment)
+        except MissingEntry:
+            raise NotebookError(f"{db_url}: no assignment {assignment!r}") from None
+        due = found.duedate
+        extensions = {s.student.id: s.extension for s in found.submissions if s.extension is not None}
+
+    def penalty(student: str, parts: Mapping[str, float], submitted_at: str) -> tuple[float, str]:
+        when = parse_time(submitted_at) if submitted_at else None
+        if due is None or when is None:
+            return 0.0, ""
+        if when.tzinfo is not None:  # nbgrader keeps times in UTC, without a zone
+            when = when.astimezone(timezone.utc).replace(tzinfo=None)
+        seconds = (when - (due + extensions.get(student, timedelta()))).total_seconds()
+        if seconds <= 0:
+            return 0.0, ""
+        taken = 0.0
+        for engine in engines():
+            score = sum(points for part, points in parts.items() if engine_of(part) == engine)
+            said = late.plugin_inst.late_submission_penalty(student, score, seconds)
+            taken += min(max(float(said), 0.0), score) if said is not None else 0.0
+        return round(taken, 2), (f"handed in {submitted_at}, {seconds / 3600:.1f} hours late: the "
+                                 "course's own penalty (nbgrader_config.py)")
+    return penalty
 
 
 def known_from_bulk(submissions: list[intake.Submission], entries: list[Entry]) -> dict[str, dict]:
@@ -456,7 +500,7 @@ def known_from_bulk(submissions: list[intake.Submission], entries: list[Entry]) 
         if entry is None or entry.content_hash != submission.content_hash or folder != "submitted":
             continue
         results = {score.part: {"score": score.points, "max_score": score.max, "output": score.messages,
-                                "status": "passed" if reports.passed(score) else "failed"}
+                                "status": "passed" if passed(score) else "failed"}
                    for score in entry.scores}
         known[student] = {engine: KnownGrade(text, {part: result for part, result in results.items()
                                                     if engine_of(part) == engine})
@@ -503,9 +547,11 @@ class PartsCsvExport(ExportPlugin):
     @staticmethod
     def row(gradebook: Gradebook, assignment, student, names: dict) -> dict:
         """One student's row for one assignment; zeros where the student has no submission."""
-        row = {"assignment": assignment.name, "duedate": assignment.duedate or "", "student_id": student.id,
-               "last_name": student.last_name or "", "first_name": student.first_name or "",
-               "email": student.email or "", "max_score": assignment.max_score}
+        # Names as text, never a formula a spreadsheet would run (a student id is a folder's name).
+        row = {"assignment": csv_cell(assignment.name), "duedate": assignment.duedate or "",
+               "student_id": csv_cell(student.id), "last_name": csv_cell(student.last_name or ""),
+               "first_name": csv_cell(student.first_name or ""), "email": csv_cell(student.email or ""),
+               "max_score": assignment.max_score}
         try:
             submission = gradebook.find_submission(assignment.name, student.id)
         except MissingEntry:

@@ -14,6 +14,7 @@ import ast
 import contextlib
 import json
 import re
+import secrets
 import shutil
 import string
 import subprocess
@@ -49,10 +50,15 @@ addopts = -p no:randomly
 STUDENT_GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n"
 # The Gradescope bundle's own secret, beside its grading.toml.
 BUNDLE_SECRET = Path("grading.secret")
+NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}  # how the handout counts its files
 
 
 class ReleaseError(Exception):
     """A release cannot be built as asked; the message names the file and the fix."""
+
+
+class WholePointsError(ReleaseError):
+    """A part's points are fractional, which GitHub Classroom alone cannot count."""
 
 
 # -- which part every test grades (a pytest plugin, run in a subprocess on the kit) ------------
@@ -92,7 +98,7 @@ def collect(kit: Path) -> list[SuiteTest]:
     with tempfile.TemporaryDirectory() as scratch:
         listing = Path(scratch) / "parts.json"
         done = run_pytest(kit, ["--collect-only", "-qq", "-p", "autograder.staff.release",
-                                "--list-parts", str(listing), str(kit / "autograder")])
+                                f"--list-parts={listing}", str(kit / "autograder")])
         if done.returncode != 0 or not listing.is_file():
             # pytest's own words: its usage errors on stderr, its collection errors after ERRORS
             errors = done.stdout[done.stdout.find("= ERRORS ="):] if "= ERRORS =" in done.stdout else ""
@@ -205,8 +211,8 @@ def only_parts(text: str, keep: set[str]) -> str:
 def seal(release: Path, solutions: Path) -> None:
     """Record the reference's answers for exactly the suites in `release`, and check on the way
     that the reference earns every point of them; raises ReleaseError when it does not."""
-    done = run_pytest(release, ["autograder", "--submission", str(solutions), "--reference", str(solutions),
-                                "--seal-reference", str(release / SEALED)])
+    done = run_pytest(release, ["autograder", f"--submission={solutions}", f"--reference={solutions}",
+                                f"--seal-reference={release / SEALED}"])
     if done.returncode != 0 or not (release / SEALED).is_file():
         raise ReleaseError(f"the reference in {solutions} does not pass the suites it would seal; "
                            f"fix solutions/ or the suites first:\n{tail(done.stdout)}")
@@ -263,12 +269,15 @@ def student_requirements(kit: Path) -> str:
 
 # -- the student handout -------------------------------------------------------------------------
 
-def build_student(kit: Path, out: Path, classroom: bool = False) -> None:
+def build_student(kit: Path, out: Path, classroom: bool = False, tests: list[SuiteTest] | None = None,
+                  sealed: bool = True) -> None:
     """Write into `out` assignments/, the visible suites and the grader, with answers sealed for
-    them only; with `classroom`, GitHub Classroom's workflow too. Raises ReleaseError."""
+    them only (unless not `sealed`: `autograder check`'s dry run, which grades the reference
+    itself); with `classroom`, GitHub Classroom's workflow too. `tests` are the suites' tests, as
+    `collect` finds them (collected here when not given). Raises ReleaseError."""
     grading = parse(kit / "grading.toml")
     visible = {part.id for part in grading.parts.values() if part.visibility == "visible"}
-    tests = collect(kit)
+    tests = collect(kit) if tests is None else tests
     shutil.copytree(kit / "assignments", out / "assignments",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     copy_package(kit, out, tests, visible)
@@ -288,7 +297,8 @@ def build_student(kit: Path, out: Path, classroom: bool = False) -> None:
         workflow.parent.mkdir(parents=True)
         workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible]),
                             encoding="utf-8")
-    seal(out, kit / "solutions")
+    if sealed:
+        seal(out, kit / "solutions")
 
 
 def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> str:
@@ -312,9 +322,11 @@ def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> s
     later_note = "".join(f"\nBesides these, `{p.id}` ({p.points:g} points) is graded by tests that are not "
                          f"in this handout, {when[p.visibility]}.\n" for p in later)
     names = ", ".join(f"`{path.name}`" for path in files)
+    count = NUMBERS.get(len(files), str(len(files))) + " small automatic-differentiation engine" + (
+        "s" if len(files) != 1 else "")
     return f"""# Build your own autograd engine
 
-You write the missing pieces of three small automatic-differentiation engines. Every file
+You write the missing pieces of {count}. Every file
 in `assignments/` is complete except its stubs: each one says `TODO(<part>)` and raises
 `NotImplementedError` until you replace it. Read the given operations first: they are
 worked examples of the rules your stubs follow.
@@ -334,7 +346,7 @@ From this folder:
 It runs the tests on your files in `assignments/` and ends with a score table, one row
 per part. Every lost point comes with a message: what was tried (a snippet you can paste
 into Python to reproduce it), what came out, what was expected, and the idea it points to.
-To grade files kept somewhere else: `python -m pytest autograder --submission PATH`.
+To grade files kept somewhere else: `python -m pytest autograder --submission=PATH`.
 
 This run asks the public questions, whose answers this handout holds sealed, so its score is
 your own check, not your grade. The course grades the files you hand in with the same checks
@@ -387,8 +399,8 @@ def classroom_workflow(kept: Grading, tests: list[SuiteTest]) -> str:
         if not any(t.part == part.id for t in tests):
             continue
         if float(part.points) != int(part.points):
-            raise ReleaseError(f'grading.toml: [parts."{part.id}"] points = {part.points}; GitHub '
-                               "Classroom counts whole points only, make it a whole number")
+            raise WholePointsError(f'grading.toml: [parts."{part.id}"] points = {part.points}; GitHub '
+                                   "Classroom counts whole points only, make it a whole number")
         ident = step_id(part.id)
         steps.append(f"""      - name: {json.dumps(part.id)}
         id: {ident}
@@ -437,17 +449,20 @@ def gradescope_setup(python: str) -> str:
     return template.replace("@python_minimum@", python)
 
 
-def build_gradescope(kit: Path, bundle: Path) -> None:
+def build_gradescope(kit: Path, bundle: Path, tests: list[SuiteTest] | None = None,
+                     sealed: bool = True) -> None:
     """autograder.zip: run_autograder, setup.sh and grade_submission.py at the top, the grader
     beside them (no staff tool: a submission goes through the grader's own intake), the
-    reference in solutions/ and a secret of the bundle's own in grading.secret. Raises ReleaseError."""
+    reference in solutions/ and a secret of the bundle's own in grading.secret. The bundle is
+    written beside where it goes and renamed into place, on any file system. `tests` and
+    `sealed` are as for `build_student`. Raises ReleaseError."""
     if bundle.suffix != ".zip":
         raise ReleaseError(f"{bundle}: Gradescope takes a .zip; name the output autograder.zip")
     if bundle.exists():
         raise ReleaseError(f"{bundle} already exists; remove it or choose another name")
     bundle.parent.mkdir(parents=True, exist_ok=True)
     grading = parse(kit / "grading.toml")
-    tests = collect(kit)
+    tests = collect(kit) if tests is None else tests
     with tempfile.TemporaryDirectory() as scratch:
         staging = Path(scratch) / "source"
         staging.mkdir()
@@ -458,24 +473,37 @@ def build_gradescope(kit: Path, bundle: Path) -> None:
         (staging / "setup.sh").write_text(gradescope_setup(python_minimum(kit)), encoding="utf-8")
         for name in ("run_autograder", "grade_submission.py"):
             shutil.copyfile(PLATFORM_FILES / name, staging / name)
-        seal(staging, kit / "solutions")  # the reference passes every suite it ships with
-        (staging / SEALED).unlink()  # every grading asks its own questions: the public answers are no use
+        if sealed:
+            seal(staging, kit / "solutions")  # the reference passes every suite it ships with
+            (staging / SEALED).unlink()  # every grading asks its own questions: the public answers are no use
         (staging / "solutions").mkdir()
         for path in sorted((kit / "solutions").glob("*.py")):
             shutil.copyfile(path, staging / "solutions" / path.name)
         make_secret(staging / BUNDLE_SECRET)
-        partial = Path(scratch) / bundle.name
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(staging.rglob("*")):
-                if path.is_dir() or "__pycache__" in path.parts:
-                    continue
-                info = zipfile.ZipInfo(path.relative_to(staging).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
-                info.compress_type = zipfile.ZIP_DEFLATED
-                executable = path.name in ("setup.sh", "run_autograder")
-                private = path.name == BUNDLE_SECRET.name or "solutions" in path.relative_to(staging).parts
-                info.external_attr = (0o755 if executable else 0o600 if private else 0o644) << 16
-                archive.writestr(info, path.read_bytes())
-        partial.replace(bundle)  # all or nothing
+        # Beside the bundle, not in the scratch folder, which may be on another file system.
+        partial = bundle.parent / f".{bundle.name}.{secrets.token_hex(4)}"
+        try:
+            write_zip(staging, partial)
+            partial.replace(bundle)  # all or nothing
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+def write_zip(staging: Path, partial: Path) -> None:
+    """Zip the folder `staging` into `partial`, as Gradescope unpacks it: the same bytes for the
+    same files (fixed dates), the scripts executable, the reference and the secret private."""
+    with zipfile.ZipFile(partial, "x", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(staging.rglob("*")):
+            if path.is_dir() or "__pycache__" in path.parts:
+                continue
+            info = zipfile.ZipInfo(path.relative_to(staging).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            executable = path.name in ("setup.sh", "run_autograder")
+            private = path.name == BUNDLE_SECRET.name or "solutions" in path.relative_to(staging).parts
+            info.external_attr = (0o755 if executable else 0o600 if private else 0o644) << 16
+            archive.writestr(info, path.read_bytes())
+
+
 
 
 # -- the command -----------------------------------------------------------------------------------
@@ -501,7 +529,7 @@ def run(args: argparse.Namespace) -> int:
         for warning in found.warnings:
             print(f"autograder release: warning: {warning}", file=sys.stderr)
         if args.target == "gradescope":
-            build_gradescope(KIT_ROOT, args.output)
+            build_gradescope(KIT_ROOT, args.output, found.tests)
         elif args.target == "nbgrader":
             try:  # nbformat and nbgrader are extras: load them only here
                 from .notebooks import write_notebooks
@@ -512,7 +540,7 @@ def run(args: argparse.Namespace) -> int:
                 write_notebooks(KIT_ROOT, folder)
         else:
             with building(args.output) as folder:
-                build_student(KIT_ROOT, folder, classroom=args.target == "classroom")
+                build_student(KIT_ROOT, folder, classroom=args.target == "classroom", tests=found.tests)
     except ReleaseError as error:
         print(f"autograder release: {error}", file=sys.stderr)
         return 1

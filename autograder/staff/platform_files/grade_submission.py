@@ -55,16 +55,17 @@ def main(submission_folder: Path, results: Path) -> int:
         intake.stage(submission, staged)
         written = Path(scratch) / "results.json"
         code = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider",
-                               "--submission", str(staged), "--results-json", str(written),
-                               "--reference", str(KIT / "solutions"), "--grading-secret",
-                               str(KIT / "grading.secret"), "--grading-context",
+                               f"--submission={staged}", f"--results-json={written}",
+                               "--reference=" + str(KIT / "solutions"),
+                               "--grading-secret=" + str(KIT / "grading.secret"), "--grading-context",
                                f"gradescope {submission_id(submission_folder)}"],
                               cwd=KIT, check=False).returncode
         if not written.is_file():
             return code or 1
         graded = json.loads(written.read_text(encoding="utf-8"))
-    if notes:
-        graded["output"] = "About your files:\n" + "\n".join(f"- {note}" for note in notes)
+    if notes:  # after what the grading said, if it said anything (why it could not be made)
+        about = "About your files:\n" + "\n".join(f"- {note}" for note in notes)
+        graded["output"] = "\n\n".join(text for text in (graded.get("output"), about) if text)
     partial = results.with_name(results.name + ".partial")
     partial.write_text(json.dumps(graded, indent=2), encoding="utf-8")
     os.replace(partial, results)  # all or nothing, should the time limit strike now
