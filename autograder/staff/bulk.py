@@ -10,22 +10,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import errno
 import fcntl
 import hashlib
 import itertools
-import json
 import os
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.console import Console
@@ -36,14 +34,16 @@ from .. import intake, sandbox
 from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
 from ..escape import printable
 from ..questions import SecretError, make_secret, read_secret
-from ..runner import BUSY_EXIT, SealedReference, folder_digest, time_limit
-from . import graders, reports
+from ..runner import SealedReference, folder_digest, time_limit
+from . import graders, policies, reports, roster
 from .gradebook import Entry, Gradebook, Score
+from .official import Job, Official, disk_full, entry_for, grade
+from .outcomes import CourseRecord
 from .secret import DEFAULT_SECRET
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
 SOLUTIONS = KIT_ROOT / "solutions"
-BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
+SQLITE_FULL = 13  # "database or disk is full" (sqlite3.SQLITE_FULL from Python 3.11)
 # The phases after every grading is recorded, and what running the command again then does.
 AFTER_GRADING = {"recording the grades in nbgrader": "record them and write the reports",
                  "writing the reports": "write grades.csv, feedback/ and summary.html"}
@@ -77,6 +77,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"so that the import fills in that assignment (default: {reports.LMS_COLUMN!r})")
     parser.add_argument("--sandbox-level", metavar="LEVEL",
                         help=sandbox.CHOOSE_HELP)
+    lms = parser.add_argument_group("grades for the LMS (docs/platforms.md)")
+    lms.add_argument("--roster", type=Path, metavar="FILE",
+                     help="the LMS's own list of the class: Canvas's Grades export, a Moodle grading "
+                          "worksheet or grade export, or GitHub Classroom's roster; the LMS files then cover "
+                          "exactly it")
+    lms.add_argument("--zeros", action="store_true",
+                     help="give 0 to a submission that could not be graded, a student with several entries "
+                          "and a roster's student with none (by default they are held back: no grade)")
+    lms.add_argument("--bonus", action="append", default=[], metavar="LMS=POLICY",
+                     help="cap, scale or keep the bonus for canvas or moodle (default: canvas=keep, "
+                          "moodle=cap, what each accepts)")
+    lms.add_argument("--moodle-max", type=float, metavar="POINTS",
+                     help="the Moodle grade item's maximum grade (default: the worksheet's, else the points "
+                          "possible)")
+    lms.add_argument("--late-per-day", type=float, metavar="POINTS",
+                     help="points a late submission loses per day late (a day begun counts)")
+    lms.add_argument("--late-cap", type=float, metavar="POINTS", help="the most points lateness costs")
+    lms.add_argument("--due", metavar="WHEN",
+                     help="the due time, as 2026-12-01T23:59 (the LMS's local time) or with its zone")
 
 
 def job_count(text: str) -> int:
@@ -132,6 +151,8 @@ def sealed_reference(out: Path, version: str) -> Path:
     Raises BulkError when no submission may run here or the reference fails its suites."""
     if sandbox.level() == "refused":  # no submission may run here: say why, once
         raise BulkError(sandbox.refusal())
+    if why := sandbox.open_network():  # every bulk grading is official: its answers must be the engine's
+        raise BulkError(why)
     solutions = SOLUTIONS
     if not solutions.is_dir():
         raise BulkError(f"{solutions}: not found; bulk grading asks every submission questions of its "
@@ -145,10 +166,13 @@ def sealed_reference(out: Path, version: str) -> Path:
     partial = sealed.with_suffix(".partial")
     log = sealed.with_suffix(".log")
     with log.open("wb") as output:
-        code = subprocess.run(pytest_command("--submission", str(solutions), "--reference", str(solutions),
-                                             "--seal-reference", str(partial)),
+        code = subprocess.run(pytest_command(f"--submission={solutions}", f"--reference={solutions}",
+                                             f"--seal-reference={partial}"),
                               stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                               env=pytest_env(), cwd=KIT_ROOT, check=False).returncode
+    if (code != 0 or not partial.is_file()) and disk_full(out):
+        raise OSError(errno.ENOSPC, "no space left on the disk: the reference's answers could not be sealed",
+                      str(out))
     if code != 0 or not partial.is_file():
         raise BulkError(f"the reference in {solutions} did not pass its own suites (pytest exited with "
                         f"{code}; see {log}); fix solutions/ or the suites before grading a class")
@@ -162,33 +186,12 @@ def wall_clock_cap(limits: Limits, reference: Path) -> float:
     answers = SealedReference(reference).answers.values()
     # The submission's limits, and the live reference's own time for the same questions.
     scenarios = sum(time_limit(limits, answer.seconds) + answer.seconds for answer in answers)
-    return limits.test_timeout_seconds + scenarios + 2 * len(intake.ENGINES) * limits.import_seconds
+    # The time either side may spend asleep or blocked in all: the reference's is its own.
+    idle = limits.idle_seconds + limits.test_timeout_seconds
+    return limits.test_timeout_seconds + idle + scenarios + 2 * len(intake.ENGINES) * limits.import_seconds
 
 
 # -- grading one submission ----------------------------------------------------------------------
-
-@dataclass
-class Job:
-    """One submission to grade, and the folder its files are staged in."""
-
-    submission: intake.Submission
-    staged: Path
-
-
-@dataclass(frozen=True)
-class Official:
-    """What makes a grading official: the course's secret, which its questions are drawn
-    from, and the reference that answers them live, as its files were when the run began."""
-
-    secret: Path
-    reference: Path
-    digest: str  # the reference's files: a grading refuses any other (a worker may write there)
-
-    def options(self, version: str) -> list[str]:
-        """The options of `pytest autograder` that make a grading by grader `version` official."""
-        return ["--grading-secret", str(self.secret), "--grading-context", version,
-                "--reference", str(self.reference), "--reference-sha256", self.digest]
-
 
 def course_secret(path: Path, console: Console) -> Path:
     """The course's secret, made (and said so) when there is none yet. Raises BulkError."""
@@ -200,76 +203,6 @@ def course_secret(path: Path, console: Console) -> Path:
     except SecretError as error:
         raise BulkError(str(error)) from None
     return path
-
-
-def entry_for(submission: intake.Submission, version: str, **outcome) -> Entry:
-    """The gradebook row of a submission, stamped with the grader version and the time."""
-    return Entry(source=submission.source, student=submission.student, format=submission.format,
-                 content_hash=submission.content_hash, grader_version=version,
-                 graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), notes=submission.notes,
-                 lms=submission.lms, lms_id=submission.lms_id, lms_name=submission.lms_name, **outcome)
-
-
-def grade(job: Job, official: Official, cap: float, version: str, out: Path,
-          pool: graders.Graders) -> Entry | None:
-    """Run the suites on one staged submission, with questions of its own; None when the run is
-    being interrupted."""
-    attempt = Path(tempfile.mkdtemp(prefix=job.staged.name + "-", dir=out / "work"))
-    results, log = attempt / "results.json", attempt / "pytest.log"
-    # --tb=line: a check that crashes is reported by its error alone, never by the suite's code.
-    args = graders.pytest_args("--submission", str(job.staged), *official.options(version),
-                               "--results-json", str(results), "--tb=line")
-    start = time.monotonic()
-    for _ in range(BUSY_ATTEMPTS):
-        ending = pool.grade(args, log, cap)
-        if ending.code != BUSY_EXIT:
-            break
-    seconds = round(time.monotonic() - start, 3)
-    code = ending.code
-    try:
-        if ending.interrupted or pool.stopping:
-            return None
-        if code == BUSY_EXIT:
-            entry = entry_for(job.submission, version, seconds=seconds, status="failed",
-                              reason=f"the machine was too busy to grade it fairly, {BUSY_ATTEMPTS} times "
-                                     f"({last_line(log)}); grade it again when the machine is less loaded")
-        elif code is None:
-            entry = entry_for(job.submission, version, seconds=seconds, status="failed", reason=ending.reason)
-        elif code not in (0, 1) or not results.is_file():
-            entry = entry_for(job.submission, version, seconds=seconds, status="failed",
-                              reason=f"pytest exited with status {code} and no results: {last_line(log)}")
-        else:
-            try:
-                scores = scores_from(json.loads(results.read_text(encoding="utf-8")))
-                entry = entry_for(job.submission, version, seconds=seconds, status="graded", scores=scores)
-            except (ValueError, KeyError, TypeError) as error:
-                entry = entry_for(job.submission, version, seconds=seconds, status="failed",
-                                  reason=f"the results.json pytest wrote could not be read ({error})")
-        if entry.status == "failed":
-            (out / "logs").mkdir(exist_ok=True)
-            shutil.copyfile(log, out / "logs" / f"{job.staged.name}.log")
-        return entry
-    finally:
-        shutil.rmtree(attempt, ignore_errors=True)
-
-
-def scores_from(results: dict) -> list[Score]:
-    """Part scores from the results.json the plugin wrote: a test entry per part, tagged with the
-    part id and then the misconceptions named in it."""
-    scores = []
-    for test in results["tests"]:
-        part, *misconceptions = test["tags"]
-        # A part worth 0 points has full points however it went: its status says whether it passed.
-        passed = test["status"] == "passed"
-        scores.append(Score(part=part, points=float(test["score"]), max=float(test["max_score"]),
-                            messages="" if passed else test["output"], misconceptions=misconceptions))
-    return scores
-
-
-def last_line(log: Path) -> str:
-    """The last line of a grading's log that is not blank, cut to 300 characters."""
-    lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "it printed nothing"
 
 
 # -- the class -----------------------------------------------------------------------------------
@@ -314,8 +247,11 @@ def stage_all(todo: list[intake.Submission], staging: Path, version: str) -> tup
         try:
             intake.stage(submission, folder)
         except (OSError, UnicodeError) as error:
+            if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise  # a full disk stops the run: no entry is failed for it
             failed.append(entry_for(submission, version, seconds=0.0, status="failed",
-                                    reason=f"its files could not be written for grading ({error})"))
+                                    reason=f"its files could not be written for grading ({error})",
+                                    fault=isinstance(error, OSError)))
             continue
         jobs.append(Job(submission, folder))
     return jobs, failed
@@ -323,8 +259,8 @@ def stage_all(todo: list[intake.Submission], staging: Path, version: str) -> tup
 
 def clear_scratch(out: Path) -> None:
     """Remove what a run works in, and what a killed run left of it: staging/, work/,
-    feedback.new/ and the reports and seals half written (`*.partial`)."""
-    for scratch in (out / "work", out / "staging", out / "feedback.new"):
+    feedback.new/ and feedback.old/, and the reports and seals half written (`*.partial`)."""
+    for scratch in (out / "work", out / "staging", out / "feedback.new", out / "feedback.old"):
         shutil.rmtree(scratch, ignore_errors=True)
     for partial in [*out.glob("*.partial"), *(out / "reference").glob("*.partial")]:
         partial.unlink(missing_ok=True)
@@ -407,6 +343,15 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
             sandbox.choose(args.sandbox_level)
         except sandbox.SandboxError as error:
             return refuse(console, str(error))
+    try:
+        args.policy = policies.make_policy(args.zeros, args.bonus, args.moodle_max, args.late_per_day,
+                                           args.late_cap, args.due)
+        args.roster_read = roster.read_roster(args.roster.absolute()) if args.roster else None
+    except (policies.PolicyError, roster.RosterError) as error:
+        return refuse(console, str(error))
+    if args.late_per_day is not None and args.nbgrader_db:
+        return refuse(console, "--late-per-day and --nbgrader-db: nbgrader applies its own late penalty "
+                               "(c.LateSubmissionPlugin in nbgrader_config.py); set it there")
     if out.exists() and not out.is_dir():
         return refuse(console, f"-o {out}: a file, not a folder; give -o a folder (it is made if it "
                                "does not exist)")
@@ -440,6 +385,17 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
         return grade_class(args, submissions, grading, console, state)
     finally:
         os.close(lock)
+
+
+def refused_held_back(entries: list[Entry], record: CourseRecord,
+                      refused: dict[str, str]) -> tuple[list[Entry], CourseRecord]:
+    """The entries and nbgrader's record, with each submission nbgrader could not autograde
+    held back (never exported: in an nbgrader course, whatever its grade would be, nbgrader's
+    late penalty never ran on it), whatever nbgrader held for it before."""
+    held = [dataclasses.replace(entry, status="failed", reason=refused[entry.source])
+            if entry.source in refused and entry.status == "graded" else entry for entry in entries]
+    grades = {source: grade for source, grade in record.grades.items() if source not in refused}
+    return held, CourseRecord(grades, record.late)
 
 
 def refuse(console: Console, message: str) -> int:
@@ -487,6 +443,9 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     try:
         book = Gradebook(out / "gradebook.sqlite")
     except sqlite3.Error as error:
+        if getattr(error, "sqlite_errorcode", None) == SQLITE_FULL or disk_full(out):
+            return refuse(console, f"{out / 'gradebook.sqlite'}: could not be written ({error}); make room, "
+                                   "then run the same command again")
         return refuse(console, f"{out / 'gradebook.sqlite'}: not a gradebook this kit can read ({error}); "
                                "move it away, or give -o a folder of its own")
     try:
@@ -507,6 +466,11 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     except sqlite3.Error as error:  # a full disk, most likely; each submission recorded is whole
         return refuse(console, f"{out / 'gradebook.sqlite'}: could not be written ({error}); what is in "
                                "it is whole: make room, then run the same command again to grade the rest")
+    except OSError as error:  # a full disk, most likely, while staging or grading
+        clear_scratch(out)
+        return refuse(console, f"{out}: could not be written ({error.strerror or error}); every "
+                               "submission recorded in the gradebook is whole: make room (or fix the "
+                               "folder's permissions), then run the same command again to grade the rest")
     finally:
         book.close()
     record = None
@@ -519,31 +483,42 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
                           "pip install -e '.[nbgrader]'")
             return 2
         try:  # nbgrader's own autograde, with the kit's grades in place of executing the notebooks
-            problems = notebooks.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
-                                                  notebooks.known_from_bulk(submissions, entries),
-                                                  args.secret.absolute(), out / "logs")
-            record = notebooks.course_grades(args.nbgrader_db, args.assignment)
+            refused = notebooks.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
+                                                 notebooks.known_from_bulk(submissions, entries),
+                                                 args.secret.absolute(), out / "logs")
+            record = notebooks.course_grades(args.nbgrader_db, args.assignment, args.submissions)
         except notebooks.NotebookError as error:
             console.print(f"autograder bulk: {error}")
             return 2
-        for problem in problems:
-            console.print(f"nbgrader {problem}", style="red")
+        for source, why in refused.items():
+            console.print(f"nbgrader {source}/{args.assignment}: {why}", style="red")
+        entries, record = refused_held_back(entries, record, refused)
     state.phase = "writing the reports"
     try:
-        reports.write_all(out, entries, grading, args.lms_assignment, record)
+        outcome = reports.write_all(out, entries, grading, args.lms_assignment, record, args.policy,
+                                    args.roster_read)
+    except reports.PreflightError as error:
+        for problem in error.problems:
+            say(console, f"pre-flight: {problem}", style="red")
+        return refuse(console, f"{error}, so no report was written (every grade is in the gradebook): fix "
+                               "what each line above says, then run the same command again")
     except OSError as error:
+        clear_scratch(out)  # what was half written: each report in place is the last whole one
         return refuse(console, f"the reports could not be written into {out} ({error}); every grade is in "
                                "the gradebook: make room or fix the folder, then run the same command again")
     _, several = reports.by_student(entries)
     for student, mine in several.items():
         say(console, reports.collision(student, mine, grading), style="yellow")
+    for line in outcome.lines:
+        say(console, line, style="yellow")
     failed = sum(e.status == "failed" for e in entries)
+    held = " (held back: no grade in the LMS files)" if failed and not args.zeros else ""
     without = ""
     if several:
         without = (f", {len(several)} student{'s' if len(several) > 1 else ''} with several entries "
                    f"{'have' if len(several) > 1 else 'has'} no grade")
     say(console, f"{len(submissions)} submissions: {len(todo)} graded now, {len(submissions) - len(todo)} "
-                 f"unchanged since the last run, {failed} could not be graded{without} (see "
+                 f"unchanged since the last run, {failed} could not be graded{held}{without} (see "
                  f"{out / 'failures.jsonl'}); grades in {out / 'grades.csv'} (and in the import formats of "
                  f"Canvas and Moodle beside it), class summary in {out / 'summary.html'}")
     return 0

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -35,19 +37,38 @@ COMMANDS = {
                      add="add_stubs_arguments", run="run_stubs"),
     "part": Command("autograder.staff.authoring", "make a given method a stub part, or a part's stubs given "
                     "code"),
-    "mutate": Command("autograder.staff.mutation", "mutation testing of the suites, for some parts or all"),
+    "mutate": Command("mutants.cli", "mutation testing of the suites, for some parts or all", extra="dev"),
+    "replicas": Command("autograder.staff.replicas.verify", "hold bulk grading's replicas of the reference "
+                        "against solutions/ at many seeds, and record the ones that agree"),
     "secret": Command("autograder.staff.secret", "make the course's secret that official gradings draw their "
                       "questions from"),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the `autograder` command on `argv` (default: sys.argv); returns the exit status."""
+    """Run the `autograder` command on `argv` (default: sys.argv); returns the exit status. An error
+    no command has a message for is one line that says where it was raised, never a traceback."""
     try:
         return dispatch(argv)
     except KeyboardInterrupt:  # each command says what it finished; this is for the moments before
         print("autograder: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # noqa: BLE001 - the last line of defence: one line, and where to look
+        print(f"autograder: stopped by {type(error).__name__}: {error}{raised_at(error)}, which the kit has "
+              "no message for; `autograder check` names what is inconsistent in the kit, and this line is "
+              "worth reporting", file=sys.stderr)
+        return 1
+
+
+def raised_at(error: BaseException) -> str:
+    """` (at autograder/staff/x.py, line N)`: the last line of the kit's own code the error passed."""
+    from ..config import KIT_ROOT
+
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if Path(frame.filename).resolve().is_relative_to(KIT_ROOT)]
+    if not frames:
+        return ""
+    return f" (at {Path(frames[-1].filename).resolve().relative_to(KIT_ROOT)}, line {frames[-1].lineno})"
 
 
 def not_a_course_folder() -> str | None:
@@ -81,9 +102,13 @@ def dispatch(argv: list[str] | None) -> int:
             try:
                 module = importlib.import_module(command.module)
             except ModuleNotFoundError as error:
-                print(f"autograder {name}: needs {error.name}, which comes with the kit's "
-                      f"{command.extra or 'staff'} extra: pip install -e '.[{command.extra or 'staff'}]'",
-                      file=sys.stderr)
+                extra = command.extra or "staff"
+                if command.module.startswith(f"{error.name}."):  # the command's own package
+                    said = (f"{command.summary.split(',')[0]} (the kit's {error.name}/ package) is not "
+                            f"installed here; install the kit with its {extra} extra")
+                else:
+                    said = f"needs {error.name}, which comes with the kit's {extra} extra"
+                print(f"autograder {name}: {said}: pip install -e '.[{extra}]'", file=sys.stderr)
                 return 2
             getattr(module, command.add)(sub)
             sub.set_defaults(run=getattr(module, command.run))

@@ -81,7 +81,7 @@ def serve(reply_fd: int) -> None:
 # -- the pool, in autograder bulk ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Ending:
+class GraderExit:
     """How one submission's grading ended, as `Graders.grade` tells it.
 
     `code` is pytest's exit status, or the grading process's own when it died before answering;
@@ -93,7 +93,7 @@ class Ending:
     interrupted: bool = False
 
 
-INTERRUPTED = Ending(interrupted=True)
+INTERRUPTED = GraderExit(interrupted=True)
 
 
 # The kernel sends PR_SET_PDEATHSIG when the *thread* that started the process ends, not the
@@ -181,7 +181,7 @@ class Graders:
         self.every: set[Grader] = set()
         self.stopping = False
 
-    def grade(self, args: list[str], log: Path, cap: float) -> Ending:
+    def grade(self, args: list[str], log: Path, cap: float) -> GraderExit:
         """Run one grading (`args` for pytest, its output in `log`) in this thread's process,
         stopped after `cap` seconds of wall-clock time."""
         with self.lock:
@@ -194,7 +194,7 @@ class Graders:
         start = time.monotonic()
         code = grader.grade(args, log, cap)
         if code is not None:
-            return Ending(code)
+            return GraderExit(code)
         with self.lock:
             self.every.discard(grader)
             self.by_thread.grader = None
@@ -204,9 +204,9 @@ class Graders:
         capped = time.monotonic() - start >= cap
         grader.stop()
         if capped:
-            return Ending(reason=f"grading took longer than {cap:.0f} s (the wall-clock cap per submission) "
-                                 "and was stopped")
-        return Ending(grader.process.returncode)  # it died before answering: as pytest would have ended
+            return GraderExit(reason=f"grading took longer than {cap:.0f} s (the wall-clock cap per "
+                                     "submission) and was stopped")
+        return GraderExit(grader.process.returncode)  # it died before answering: as pytest would have ended
 
     def stop_all(self) -> None:
         with self.lock:
@@ -278,7 +278,7 @@ def grade_folder(submission: Path, results: Path, *options: str) -> dict[str, di
         _pools.append(Pool())
         atexit.register(_pools[0].close)
     log = results.with_name(results.name + ".log")
-    code = _pools[0].grade(["--submission", str(submission), "--results-json", str(results), *options], log,
+    code = _pools[0].grade([f"--submission={submission}", f"--results-json={results}", *options], log,
                            GRADING_SECONDS)
     if code not in (0, 1) or not results.is_file():  # 0: all passed, 1: some failed
         output = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""

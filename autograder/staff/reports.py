@@ -10,93 +10,109 @@ place, so an interrupted run leaves the last complete reports or the new ones.
 from __future__ import annotations
 
 import ast
-import base64
 import csv
 import io
 import json
-import os
-import re
 import shutil
-import statistics
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import cache
-from html import escape
 from pathlib import Path
-from urllib.parse import quote
 
 from .. import graphs
 from ..config import Grading
 from ..escape import csv_cell, html, markdown, printable
 from ..misconceptions import CATALOGUE
-from .gradebook import Entry, Score
+from . import lmsfiles, preflight
+from .gradebook import Entry
+from .lmsfiles import Target
+from .outcomes import (
+    Grade,
+    Outcome,
+    console_lines,
+    decide,
+    grade_of,
+    maximum,
+    passed,
+    points,
+    summary_section,
+)
+from .pages import inline, number, page, put, put_zip, table
+from .policies import Policy
+from .roster import Roster
+from .summary import write_summary
 
 SUITES = Path(__file__).parent.parent / "suites"
 PLUGIN = Path(__file__).parent.parent / "conftest.py"
 MIN_CODE_LINE = 8  # shorter lines (`)`, `else:`) say nothing about a suite
-STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
-td.n{text-align:right}pre{background:#f6f6f6;padding:.8rem;overflow-x:auto;white-space:pre-wrap}
-.bad{color:#a00}img{max-width:100%}code{background:#f6f6f6;padding:0 .2rem}pre code{padding:0}"""
-OLD_PLOTS = ("totals.png", "parts.png", "misconceptions.png")  # summary.html holds its plots now
-INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 LMS_COLUMN = "Autograd engines"  # the import files' grade column, unless the TA names the assignment
-# Canvas's gradebook import (GradebookImporter in canvas-lms, and the layout its GradebookExporter
-# writes): these five columns, then one per assignment, headed "<title> (<assignment id>)" to fill
-# in that assignment; a row whose first cell says "Points Possible" gives each one's points.
-CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
-CANVAS_POINTS = "    Points Possible"
-# A Moodle assignment's grading worksheet upload (assignfeedback_offline): rows are found by
-# "Identifier", "Participant <id>" as in the download's folder names; a grade is skipped where
-# the assignment's grade was changed after "Last modified (grade)".
-MOODLE_WORKSHEET_COLUMNS = ("Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)")
 
 
-@dataclass
-class Grade:
-    """What grades.csv and the import files say of one student: the entry that counts, its
-    points per part, and a late penalty (nbgrader's)."""
+class PreflightError(Exception):
+    """An LMS file would break its LMS's rules; `problems` says each, and nothing was written."""
 
-    entry: Entry
-    parts: dict[str, float]
-    penalty: float = 0.0
-
-    @property
-    def total(self) -> float:
-        """The points of every part less the penalty, never below 0."""
-        return round(max(0.0, sum(self.parts.values()) - self.penalty), 2)
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in the LMS files")
+        self.problems = problems
 
 
 def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str = LMS_COLUMN,
-              record: Mapping[str, tuple[dict[str, float], float]] | None = None) -> None:
-    """Every report of the run. `record`, in an nbgrader course, is nbgrader's grade of each
-    submission by source (`submitted/<student>`): points per part and the late penalty, which
-    grades.csv and the import files then hold in place of the kit's."""
+              record: Mapping[str, tuple[dict[str, float], float]] | None = None,
+              policy: Policy | None = None, roster: Roster | None = None) -> Outcome:
+    """Every report of the run, once every LMS file has passed the pre-flight check (raises
+    PreflightError, having written nothing, when one has not). `record`, in an nbgrader course,
+    is nbgrader's grade of each submission by source (`submitted/<student>`): points per part
+    and the late penalty, which grades.csv and the import files then hold in place of the kit's."""
+    policy = policy or Policy()
     counted, several = by_student(entries)
-    grades = {student: grade_of(entry, grading, record) for student, entry in counted.items()}
-    write_csv(out / "grades.csv", grades, several, grading, penalties=record is not None)
-    write_canvas(out / "grades-canvas.csv", grades, grading, lms_column)
-    write_moodle(out / "grades-moodle.csv", grades, lms_column)
-    write_moodle_worksheet(out / "grades-moodle-worksheet.csv", grades, grading)
+    outcome = decide(entries, counted, several, grading, record, policy, roster, lms_column,
+                     lambda student, mine: collision(student, mine, grading))
     names = feedback_names(counted, several)
+    by_source = {e.source: e for e in entries}
+    for target in outcome.targets:
+        if target.entry is not None and target.total is not None:
+            target.feedback = feedback_html(by_source[target.entry.source], grading)
+            target.summary = comments_of(target, grading)
+    best = sum(part.points for part in grading.parts.values())
+    outcome.files = lmsfiles.build(outcome.targets, policy, roster, lms_column, maximum(grading), best,
+                                   datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    problems = preflight.check(outcome.files)
+    if problems:
+        raise PreflightError(problems)
+    outcome.lines = console_lines(outcome)
+    write_csv(out / "grades.csv", outcome.grades, several, grading, penalties=record is not None or
+              policy.late is not None, outcome=outcome)
+    for name, sheet in outcome.files.tables.items():
+        put(out / name, rows_csv(sheet.header, sheet.rows))
+    for name, members in outcome.files.zips.items():
+        put_zip(out / name, members)
     feedback, fresh = out / "feedback", out / "feedback.new"
     shutil.rmtree(fresh, ignore_errors=True)
     fresh.mkdir()
     for entry in entries:
         (fresh / f"{names[entry.source]}.md").write_text(feedback_markdown(entry, grading), encoding="utf-8")
         (fresh / f"{names[entry.source]}.html").write_text(feedback_html(entry, grading), encoding="utf-8")
-    shutil.rmtree(feedback, ignore_errors=True)
+    # feedback/ is at every moment the last whole one or the new one, never half removed.
+    old = out / "feedback.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if feedback.exists():
+        feedback.rename(old)
     fresh.rename(feedback)
+    shutil.rmtree(old, ignore_errors=True)
     write_failures(out / "failures.jsonl", entries, several, grading)
-    write_summary(out, counted, entries, several, grading, names, nbgrader=record is not None)
+    stats = {student: entry for student, entry in counted.items() if student in outcome.grades}
+    write_summary(out, stats, entries, several, grading, names, nbgrader=record is not None,
+                  lms=summary_section(outcome, best))
+    return outcome
 
 
-def put(path: Path, text: str) -> None:
-    """Write a file whole, then put it in place of the old one."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8", newline="")
-    os.replace(partial, path)
+def comments_of(target: Target, grading: Grading) -> str:
+    """The short form of a student's feedback, for Moodle's Feedback comments column."""
+    entry = target.entry
+    lost = [(grading.parts[s.part].title, s.points, s.max) for s in entry.scores
+            if s.part in grading.parts and not passed(s) and grading.parts[s.part].visibility != "hidden"]
+    note = f"Late: {target.late_how}." if target.late_how else ""
+    return lmsfiles.comments(target.total, maximum(grading), lost, note)
 
 
 def by_student(entries: list[Entry]) -> tuple[dict[str, Entry], dict[str, list[Entry]]]:
@@ -120,92 +136,42 @@ def feedback_names(counted: dict[str, Entry], several: dict[str, list[Entry]]) -
     return names
 
 
-def grade_of(entry: Entry, grading: Grading,
-             record: Mapping[str, tuple[dict[str, float], float]] | None = None) -> Grade:
-    """A student's grade: nbgrader's where it holds one for the entry, the kit's otherwise."""
-    if record is not None and entry.source in record:
-        parts, penalty = record[entry.source]
-        return Grade(entry, {part: parts.get(part, 0.0) for part in grading.parts}, penalty)
-    return Grade(entry, points(entry, grading))
-
-
-def points(entry: Entry, grading: Grading) -> dict[str, float]:
-    """Points per part of grading.toml; a part the entry has no score for (a failed run) is 0."""
-    got = {score.part: score.points for score in entry.scores}
-    return {part: got.get(part, 0.0) for part in grading.parts}
-
-
-def passed(score: Score) -> bool:
-    """Every check of the part passed: full points and no message (a part worth nothing has full
-    points however it went, and a file that is missing or did not import is never a pass)."""
-    return score.points >= score.max and not score.messages
-
-
-def maximum(grading: Grading) -> float:
-    """The points possible, bonus left out."""
-    return sum(part.points for part in grading.parts.values() if not part.bonus)
-
-
-def number(x: float) -> str:
-    """A number as the reports write it: `3`, `2.5`."""
-    return f"{x:g}"
-
-
-# -- grades.csv and the import files -------------------------------------------------------------
+# -- grades.csv ---------------------------------------------------------------------------------
 
 def write_csv(path: Path, grades: dict[str, Grade], several: dict[str, list[Entry]], grading: Grading,
-              penalties: bool = False) -> None:
-    """One row per student; a student with several entries has empty cells. A student id that
-    a spreadsheet would take for a formula (`-2-3`, `=cmd`) is written with a leading `'`; the
-    gradebook keeps the id as it is. With `penalties`, a late penalty column before the total."""
+              penalties: bool = False, outcome: Outcome | None = None) -> None:
+    """One row per student; a student held back (could not be graded, or has several entries) has
+    empty cells and the reason. A student id that a spreadsheet would take for a formula (`-2-3`,
+    `=cmd`) is written with a leading `'`; the gradebook keeps the id as it is. With `penalties`,
+    a late penalty column before the total; then how late, when it was handed in where the LMS
+    says, and why a row has no grade."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     penalty_column = ["late penalty"] if penalties else []
-    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, *penalty_column, "total"]])
-    for student in sorted([*grades, *several]):
+    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, *penalty_column, "total", "late",
+                                                 "submitted", "held back"]])
+    held = {**(outcome.held if outcome else {}), **{s: f"0 (--zeros): {r}" for s, r in
+                                                    (outcome.zeroed.items() if outcome else [])}}
+    for student in sorted({*grades, *several, *held}):
         grade = grades.get(student)
+        reason = csv_cell(held.get(student, ""))
         if grade is None:
-            writer.writerow([csv_cell(student), *([""] * (len(grading.parts) + len(penalty_column) + 1))])
+            empty = [""] * (len(grading.parts) + len(penalty_column) + 3)
+            writer.writerow([csv_cell(student), *empty, reason])
             continue
         writer.writerow([csv_cell(student), *(number(grade.parts[part]) for part in grading.parts),
-                         *([number(grade.penalty)] if penalties else []), number(grade.total)])
+                         *([number(grade.penalty)] if penalties else []), number(grade.total),
+                         csv_cell(grade.late_how), csv_cell(grade.submitted_at), reason])
     put(path, buffer.getvalue())
 
 
 def rows_csv(header: list[str], rows: list[list[str]]) -> str:
-    """A CSV of `header` and `rows`, every cell of the rows safe from a spreadsheet's formulas."""
+    """A CSV of `header` and `rows` (each cell already made safe for where it goes)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)
-    writer.writerows([[csv_cell(cell) for cell in row] for row in rows])
+    writer.writerows(rows)
     return buffer.getvalue()
-
-
-def write_canvas(path: Path, grades: dict[str, Grade], grading: Grading, column: str) -> None:
-    """Canvas's gradebook import: a row per student, found by Canvas's user id where the download
-    gave one (else Canvas matches the name, or asks), and one assignment column, the total."""
-    rows = [[CANVAS_POINTS, "", "", "", "", number(maximum(grading))]]
-    for student, grade in grades.items():
-        entry = grade.entry
-        canvas_id = entry.lms_id if entry.lms == "canvas" and entry.lms_id.isdigit() else ""
-        rows.append([student, canvas_id, "", "", "", number(grade.total)])
-    put(path, rows_csv([*CANVAS_COLUMNS, column], rows))
-
-
-def write_moodle(path: Path, grades: dict[str, Grade], column: str) -> None:
-    """Moodle's gradebook import (Import > CSV file): the user, which the TA maps, and the grade;
-    an LMS download's students are left out (Moodle stops the whole import at an unknown user)."""
-    rows = [[student, number(grade.total)] for student, grade in grades.items() if not grade.entry.lms]
-    put(path, rows_csv(["Student", column], rows))
-
-
-def write_moodle_worksheet(path: Path, grades: dict[str, Grade], grading: Grading) -> None:
-    """A Moodle assignment's grading worksheet (Upload grading worksheet), for the students of
-    a Moodle download, by the participant id in their folder's name."""
-    rows = [[f"Participant {grade.entry.lms_id}", grade.entry.lms_name, number(grade.total),
-             number(maximum(grading)), grade.entry.graded_at]
-            for grade in grades.values() if grade.entry.lms == "moodle"]
-    put(path, rows_csv(list(MOODLE_WORKSHEET_COLUMNS), rows))
 
 
 def collision(student: str, mine: list[Entry], grading: Grading) -> str:
@@ -348,29 +314,6 @@ def graph_table(block: graphs.Table, as_markdown: bool) -> str:
     return f"<table><tr>{head}</tr>\n{body}</table>"
 
 
-def page(title: str, body: str) -> str:
-    """An HTML page of the kit's style around `body` (already escaped)."""
-    return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{escape(title)}</title>"
-            f"<style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
-
-
-def table(header: list[str], rows: list[list[str]], numeric: tuple[int, ...] = ()) -> str:
-    """An HTML table; cells are already escaped."""
-    head = "".join(f"<th>{h}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td class='n'>{c}</td>" if i in numeric else f"<td>{c}</td>"
-                                    for i, c in enumerate(row)) + "</tr>\n" for row in rows)
-    return f"<table><tr>{head}</tr>\n{body}</table>"
-
-
-def inline(line: str) -> str:
-    """One line of a message as HTML, with its `code` as <code>."""
-    parts, at = [], 0
-    for match in INLINE_CODE.finditer(line):
-        parts += [html(line[at:match.start()]), f"<code>{html(match[2].strip())}</code>"]
-        at = match.end()
-    return "".join(parts) + html(line[at:])
-
-
 def message_html(messages: str) -> str:
     """A part's messages as HTML: paragraphs, each snippet (its lines indented, blank lines
     between them included) as one code block, and `code` as <code>."""
@@ -426,133 +369,3 @@ def feedback_html(entry: Entry, grading: Grading) -> str:
                   else message_html(block) for block in graphs.blocks(messages)]
         parts.append("<div class='messages'>" + "\n".join(blocks) + "</div>")
     return page(f"Feedback for {printable(entry.student)}", "\n".join(parts))
-
-
-# -- the class summary ---------------------------------------------------------------------------
-
-def write_summary(out: Path, counted: dict[str, Entry], entries: list[Entry], several: dict[str, list[Entry]],
-                  grading: Grading, names: dict[str, str], nbgrader: bool = False) -> None:
-    """summary.html, its plots inside it. Every statistic counts the same students, those with
-    a grade in grades.csv: a submission that could not be graded counts as zero in the mean and
-    the pass rates alike. The misconceptions come from the graded ones."""
-    graded = {s: e for s, e in counted.items() if e.status == "graded"}
-    totals = [round(sum(points(e, grading).values()), 2) for e in counted.values()]
-    got = {student: {score.part: score for score in entry.scores} for student, entry in counted.items()}
-    pass_rates = {part: sum(part in mine and passed(mine[part]) for mine in got.values()) / len(counted)
-                  if counted else 0.0 for part in grading.parts}
-    met: dict[str, list[str]] = {}
-    for student, entry in graded.items():
-        for misconception in sorted({m for score in entry.scores for m in score.misconceptions}):
-            met.setdefault(misconception, []).append(student)
-    frequent = Counter({m: len(students) for m, students in met.items()}).most_common()
-    plots = figures(totals, maximum(grading), pass_rates, frequent)
-    images = {name: png(figure) for name, figure in plots.items()}
-    for old in OLD_PLOTS:
-        (out / old).unlink(missing_ok=True)
-
-    failed = [e for e in entries if e.status == "failed"]
-    ungraded = sum(e.status == "failed" for e in counted.values())
-    students = len(counted) + len(several)
-    body = [f"<h1>Class summary</h1><p>{len(entries)} submissions from {students} students: "
-            f"{len(entries) - len(failed)} graded, {len(failed)} could not be graded.</p>"]
-    if nbgrader:
-        body.append("<p>The numbers here are the kit's autograding. grades.csv and the import files hold "
-                    "nbgrader's grades, its grade of record: with the grades typed in formgrader and the "
-                    "late penalties.</p>")
-    counted_line = f"Over the {len(counted)} students with a grade in grades.csv" + (
-        f"; the {ungraded} whose submission could not be graded count as 0" if ungraded else "") + (
-        f"; the {len(several)} with several entries are left out" if several else "") + "."
-    if totals:
-        body.append(f"<p>Total out of {number(maximum(grading))}: mean {statistics.mean(totals):.1f}, "
-                    f"median {number(statistics.median(totals))}, lowest {number(min(totals))}, "
-                    f"highest {number(max(totals))}. {counted_line}</p>")
-    body.append("<h2>Totals</h2>" + image(images["totals"], "histogram of the totals"))
-    body.append("<h2>Pass rate per part</h2><p>The share of students who passed every check of the part "
-                "(a part whose file is missing or did not import is not passed, whatever it is worth). "
-                f"{counted_line}</p>" + image(images["parts"], "pass rate per part"))
-    body.append(table(["part", "title", "passed"],
-                      [[escape(part), escape(grading.parts[part].title), f"{rate:.0%}"]
-                       for part, rate in pass_rates.items()], numeric=(2,)))
-    body.append("<h2>Misconceptions</h2>")
-    if frequent:
-        body.append(image(images["misconceptions"], "most frequent misconceptions"))
-        body.append(table(["misconception", "what it is", "students", "who"],
-                          [[escape(m), inline(CATALOGUE[m].title if m in CATALOGUE else ""), str(count),
-                            ", ".join(link(names[counted[s].source]) for s in met[m])]
-                           for m, count in frequent], numeric=(2,)))
-    else:
-        body.append("<p>No graded submission showed a known misconception.</p>")
-    if failed:
-        body.append("<h2>Could not be graded</h2><p>Also in failures.jsonl.</p>")
-        body.append(table(["source", "student", "reason"],
-                          [[html(e.source), link(names[e.source]), html(e.reason)] for e in failed]))
-    if several:
-        body.append("<h2>Students with several entries</h2><p>Each entry was graded and has its feedback, "
-                    "but none counts: grades.csv leaves the student's cells empty and the import files leave "
-                    "the student out, until all but one entry are removed or renamed in the class folder (a "
-                    "rerun then grades nothing again). Also in failures.jsonl.</p>")
-        body.append(table(["student", "entry", "total", "status"],
-                          [[html(student), link(names[e.source], e.source),
-                            number(grade_of(e, grading).total), escape(e.status)]
-                           for student, mine in several.items() for e in mine], numeric=(2,)))
-    body.append("<h2>Students</h2>")
-    body.append(table(["student", "source", "total", "status"],
-                      [[link(names[e.source]), html(e.source), number(t), escape(e.status)]
-                       for e, t in zip(counted.values(), totals)], numeric=(2,)))
-    put(out / "summary.html", page("Class summary", "\n".join(body)))
-
-
-def link(name: str, label: str | None = None) -> str:
-    """A link to the feedback file `name`, shown as `label` (the name itself by default)."""
-    return f"<a href='feedback/{escape(quote(name))}.html'>{html(name if label is None else label)}</a>"
-
-
-def image(data: bytes, alt: str) -> str:
-    """A PNG inside the page, so that summary.html is one file that can be mailed or moved."""
-    return f"<img src='data:image/png;base64,{base64.b64encode(data).decode()}' alt='{escape(alt)}'>"
-
-
-def figures(totals: list[float], most: float, pass_rates: dict[str, float],
-            frequent: list[tuple[str, int]]) -> dict:
-    """The summary's plots as matplotlib figures: totals, parts and, when any were met, misconceptions.
-    Every axis that counts students has whole-number ticks."""
-    import matplotlib  # imported here: only a bulk run that reaches its reports pays for it
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-    from matplotlib.ticker import MaxNLocator
-
-    made = {}
-    figure, axes = pyplot.subplots(figsize=(7, 3.5))
-    # Bars narrower than their bins: two full bins side by side stay two bars.
-    axes.hist(totals, bins=min(20, max(5, len(totals))), range=(0, max([most, *totals])), color="#4c72b0",
-              rwidth=0.85)
-    axes.set(xlabel=f"total points (of {number(most)})", ylabel="students")
-    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
-    made["totals"] = figure
-
-    figure, axes = pyplot.subplots(figsize=(7, 0.4 * len(pass_rates) + 1))
-    names = list(pass_rates)[::-1]
-    axes.barh(names, [100 * pass_rates[n] for n in names], color="#55a868")
-    axes.set(xlabel="students with full points (%)", xlim=(0, 100))
-    made["parts"] = figure
-
-    if frequent:
-        top = frequent[:12][::-1]
-        figure, axes = pyplot.subplots(figsize=(7, 0.4 * len(top) + 1))
-        axes.barh([m for m, _ in top], [c for _, c in top], color="#c44e52")
-        axes.set(xlabel="students")
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-        made["misconceptions"] = figure
-    return made
-
-
-def png(figure) -> bytes:
-    """A matplotlib figure as PNG bytes; the figure is closed."""
-    from matplotlib import pyplot
-
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    pyplot.close(figure)
-    return buffer.getvalue()
