@@ -24,7 +24,7 @@ class Dual:
         raise NotImplementedError("dual: implement Dual.__init__")
 
     def __add__(self, other: Dual | float) -> Dual:
-        """Return self + other. Sum rule: (a + b)' = a' + b'. A plain number is a constant."""
+        """Return self + other, by the sum rule. A plain number is a constant."""
         # TODO(dual): the sum rule
         raise NotImplementedError("dual: implement Dual.__add__")
 
@@ -34,7 +34,7 @@ class Dual:
         raise NotImplementedError("dual: implement Dual.__radd__")
 
     def __mul__(self, other: Dual | float) -> Dual:
-        """Return self * other. Product rule: (a * b)' = a' * b + a * b'."""
+        """Return self * other, by the product rule. A plain number is a constant."""
         # TODO(dual): the product rule
         raise NotImplementedError("dual: implement Dual.__mul__")
 
@@ -44,11 +44,11 @@ class Dual:
         raise NotImplementedError("dual: implement Dual.__rmul__")
 
     def sin(self) -> Dual:
-        """Return sin(self). Chain rule: (sin a)' = cos(a) * a'."""
+        """Return sin(self), by the chain rule."""
         # TODO(dual): the chain rule through sin
         raise NotImplementedError("dual: implement Dual.sin")
 
     def exp(self) -> Dual:
-        """Return e**self. Chain rule: (e**a)' = e**a * a'."""
+        """Return e**self, by the chain rule."""
         # TODO(dual): the chain rule through exp
         raise NotImplementedError("dual: implement Dual.exp")

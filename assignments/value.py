@@ -42,10 +42,11 @@ class Value:
         return out
 
     def __mul__(self, other: Value | float) -> Value:
-        """Return self * other.
+        """Return self * other: a new Value whose parents are self and other.
 
-        Product rule: d(a*b)/da = b and d(a*b)/db = a. Wrap a plain number in a Value first,
-        and add (+=) each parent's share of out.grad, since a parent may be used twice.
+        Follows the product rule. Wrap a plain number in a Value first, and give the new node
+        a _backward that adds (+=) each parent's share of out.grad, since a parent may be used
+        twice (x * x).
         """
         # TODO(value.mul): the product rule, for a Value or a plain number
         raise NotImplementedError("value.mul: implement Value.__mul__")
@@ -64,9 +65,9 @@ class Value:
     def __truediv__(self, other: Value | float) -> Value:
         """Return self / other.
 
-        Quotient rule: d(a/b)/da = 1/b and d(a/b)/db = -a/b**2. Wrap a plain number in a
-        Value first, and accumulate with +=. A primitive with this rule and a composition of
-        operations you already have are both correct.
+        Follows the quotient rule, for divisors of either sign. Wrap a plain number in a Value
+        first, and accumulate with +=. A node of its own, with its own rule, and a composition
+        of operations you already have are both correct.
         """
         # TODO(value.truediv): division, with the quotient rule
         raise NotImplementedError("value.truediv: implement Value.__truediv__")
@@ -90,27 +91,26 @@ class Value:
         return out
 
     def tanh(self) -> Value:
-        """Return tanh(self).
+        """Return tanh(self): a new Value whose parent is self.
 
-        Rule: d tanh(x)/dx = 1 - tanh(x)**2, computed from the output. The forward value
-        must stay finite for large inputs such as x = 1000. Accumulate with +=.
+        Its rule takes the derivative from the output t, not from the input. The forward value
+        must stay finite for large inputs such as x = 1000 or -1000. Accumulate with +=.
         """
         # TODO(value.tanh): tanh and its derivative from the output
         raise NotImplementedError("value.tanh: implement Value.tanh")
 
     def relu(self) -> Value:
-        """Return max(0, self).
+        """Return max(0, self): a new Value whose parent is self.
 
-        Rule: the gradient passes through unchanged where the input is positive and is
-        blocked (derivative 0) elsewhere. Accumulate with +=.
+        Its rule is a gate, open or shut by the sign of the input. Accumulate with +=.
         """
         # TODO(value.relu): relu and its gate
         raise NotImplementedError("value.relu: implement Value.relu")
 
     def sigmoid(self) -> Value:
-        """Bonus: return 1 / (1 + e^-self) as one primitive node with its own rule.
+        """Bonus: return 1 / (1 + e^-self) as one node of its own, with its own rule.
 
-        Rule: d sigmoid(x)/dx = s * (1 - s), where s is the output; accumulate with +=. The
+        Its rule takes the derivative from the output, as tanh's does; accumulate with +=. The
         forward value must be right at x = 1000 and at x = -1000, where 1 / (1 + e^-x)
         overflows.
         """
@@ -155,7 +155,7 @@ class Value:
 
         Order the nodes topologically (each one after all of its parents, each exactly
         once), set self.grad to 1.0, then call every node's _backward in reverse order.
-        Clear nothing: gradients add up across calls, as in PyTorch.
+        Clear nothing: gradients add up across calls (zero_grad() clears them).
         """
         # TODO(value.backward): topological order, then the closures in reverse
         raise NotImplementedError("value.backward: implement Value.backward")

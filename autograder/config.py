@@ -24,7 +24,7 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
-class Part:
+class PartSettings:
     """One part of grading.toml: its id, title, points, Gradescope visibility and bonus flag."""
 
     id: str
@@ -67,16 +67,24 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Grading:
-    """A checked grading.toml: its parts by id, tolerances, limits, and the file it came from."""
+class Budget:
+    """The [budget] table, which `autograder check` holds its cost report to (optional)."""
 
-    parts: dict[str, Part]
+    class_of_100_minutes: float = 10.0
+
+
+@dataclass(frozen=True)
+class Grading:
+    """A checked grading.toml: its parts by id, tolerances, limits, budget, and the file it came from."""
+
+    parts: dict[str, PartSettings]
     tolerances: Tolerances
     limits: Limits
     source: Path
+    budget: Budget = Budget()
 
 
-TOP_LEVEL = ("parts", "tolerances", "limits")
+TOP_LEVEL = ("parts", "tolerances", "limits", "budget")
 PART_KEYS = ("title", "points", "visibility", "bonus")
 
 
@@ -101,7 +109,8 @@ def _number(where: str, key: str, value: object, whole: bool = False, above_zero
 
 def _section(data: dict, name: str, cls: type, path: Path):
     """The [name] table as a `cls`: every field present, and nothing else; each value a number,
-    whole where the field is an int. Raises ConfigError naming the file and the key."""
+    whole where the field is an int, above 0 but in [tolerances]. Raises ConfigError naming the
+    file and the key."""
     table = data.get(name)
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: add a [{name}] table")
@@ -114,17 +123,17 @@ def _section(data: dict, name: str, cls: type, path: Path):
         raise ConfigError(f"{path}: [{name}] is missing {', '.join(missing)}; add "
                           f"{'them' if len(missing) > 1 else 'it'} (the kit's own grading.toml has "
                           "every key, with a comment saying what it means)")
-    # A tolerance may be 0 (exact); a limit of 0 would fail every scenario.
+    # A tolerance may be 0 (exact); a limit of 0 would fail every scenario, a budget of 0 every kit.
     values = {}
     for key, value in table.items():
         whole = fields[key] is int
-        checked = _number(f"{path}: [{name}]", key, value, whole=whole, above_zero=name == "limits")
+        checked = _number(f"{path}: [{name}]", key, value, whole=whole, above_zero=name != "tolerances")
         values[key] = int(checked) if whole else float(checked)
     return cls(**values)
 
 
-def _part(path: Path, part_id: str, table: object) -> Part:
-    """The Part of the table [parts."part_id"]; raises ConfigError naming the file and the key."""
+def _part(path: Path, part_id: str, table: object) -> PartSettings:
+    """The PartSettings of the table [parts."part_id"]; raises ConfigError naming the file and the key."""
     where = f'{path}: [parts."{part_id}"]'
     if not isinstance(table, dict):
         raise ConfigError(f'{where}: write it as a table, with title = "..." and points = N')
@@ -143,7 +152,7 @@ def _part(path: Path, part_id: str, table: object) -> Part:
                           + ", ".join(f'"{v}"' for v in VISIBILITIES))
     if not isinstance(bonus, bool):
         raise ConfigError(f"{where} bonus = {bonus!r}: write true or false, without quotes")
-    return Part(id=part_id, title=title, points=_number(where, "points", table["points"]),
+    return PartSettings(id=part_id, title=title, points=_number(where, "points", table["points"]),
                 visibility=visibility, bonus=bonus)
 
 
@@ -169,7 +178,8 @@ def parse(path: Path) -> Grading:
     return Grading(parts=parts,
                    tolerances=_section(data, "tolerances", Tolerances, path),
                    limits=_section(data, "limits", Limits, path),
-                   source=path)
+                   source=path,
+                   budget=_section(data, "budget", Budget, path) if "budget" in data else Budget())
 
 
 @cache

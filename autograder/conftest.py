@@ -1,7 +1,7 @@
 """The pytest plugin that turns the suites into a grade.
 
-`pytest autograder` grades `assignments/`; `--submission PATH` grades another folder;
-`--results-json PATH` also writes Gradescope's results.json. The score table of
+`pytest autograder` grades `assignments/`; `--submission=PATH` grades another folder;
+`--results-json=PATH` also writes Gradescope's results.json. The score table of
 grading.toml's parts is the last thing it prints. A run asks the public questions unless it is
 given the course's secret (`--grading-secret`, an official grading: questions.py) or a seed.
 """
@@ -17,29 +17,39 @@ from pathlib import Path
 
 import pytest
 
-from autograder import judge, parts, sandbox, scenarios, scoring
+from autograder import checks, judge, parts, sandbox, scenarios, scoring
+from autograder.answers import Tolerance, first_mismatch, malformed
+from autograder.checks import Check, Status
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
 from autograder.misconceptions import CATALOGUE
-from autograder.parts import Part
+from autograder.parts import Part, engines
 from autograder.questions import MIN_QUESTIONS, Questions, SecretError, Seed, official_seed, read_secret
-from autograder.runner import BUSY_EXIT, LiveReference, MachineBusy, Runner, SealedReference, SealError, seal
-from autograder.worker import Outcome
+from autograder.runner import (
+    BUSY_EXIT,
+    REPLICAS,
+    FastReference,
+    LiveReference,
+    MachineBusy,
+    Runner,
+    SealedReference,
+    SealError,
+    seal,
+)
 
 SEALED_REFERENCE = Path(__file__).parent / "reference.json"
 GIVEN_CHECK = "value:given_operations"
-BACKWARD = "value.py Value.backward"  # the stub whose part the note below is about
-# Said in the messages of a part whose reverse pass the kit runs, when backward() lost points too.
-KIT_REVERSE_NOTE = textwrap.fill(
-    "Note: your backward() does not pass its own checks yet (see value.backward). This check "
-    "runs your rules itself, each node's once, newest node first, so that a bug in backward() "
-    "costs only that part; the snippet above does the same with the kit's Tape, so that you can "
-    "run it now.", 88)
+
+
+def engine_files() -> str:
+    """The student files, as a message names them: `value.py, tensor.py and dual.py`."""
+    names = [f"{engine}.py" for engine in engines()]
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("autograder")
     group.addoption("--submission", type=Path, default=KIT_ROOT / "assignments",
-                    help="folder holding value.py, tensor.py, dual.py (default: assignments/)")
+                    help=f"folder holding {engine_files()} (default: assignments/)")
     group.addoption("--reference", type=Path, default=None,
                     help="solutions folder, or a sealed reference.json (default: the sealed "
                          "autograder/reference.json a release ships, else solutions/)")
@@ -62,6 +72,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="ask the questions of this seed (`public`, the default, or hex digits)")
     group.addoption("--sandbox-level", default=None, metavar="LEVEL",
                     help=sandbox.CHOOSE_HELP)
+    group.addoption("--part", action="append", default=[], metavar="PART",
+                    help="grade this part alone (a part of grading.toml, such as value.mul); again for more")
+    group.addoption("--messages", choices=("short", "full"), default=None,
+                    help="a line for each lost check (short), or its whole message (full); the "
+                         "default is full when one part is graded, else short")
+    group.addoption("--repro", action="store_true",
+                    help="also write each failed check's snippet to repro/<test>.py in the "
+                         "submission's folder, to run with python")
 
 
 def seed_option(text: str) -> Seed:
@@ -71,15 +89,31 @@ def seed_option(text: str) -> Seed:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-OUTCOMES = pytest.StashKey[list]()
+CHECKS = pytest.StashKey[list]()  # every check's Check, in the order run
 RUNNER = pytest.StashKey[Runner]()
 DESELECTED = pytest.StashKey[int]()
-VERDICT = pytest.StashKey[judge.Verdict]()
+CHECK = pytest.StashKey[Check]()  # a test's own Check
+
+
+def foreign_conftests(config: pytest.Config) -> list[Path]:
+    """The conftest.py files pytest loaded that are not on the way to this folder. pytest takes
+    an option's value given after a space (`--submission DIR`) for a folder to test while it
+    does not yet know the kit's options, and imports the conftest.py files in and above it:
+    a submission's own code, run in the grading process."""
+    here = Path(__file__).resolve().parent
+    loaded = [Path(plugin.__file__).resolve() for plugin in config.pluginmanager.get_plugins()
+              if getattr(plugin, "__file__", None) and Path(plugin.__file__).name == "conftest.py"]
+    return [path for path in loaded if path.parent != here and path.parent not in here.parents]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "part(id): the grading.toml part a test belongs to")
-    config.stash[OUTCOMES] = []
+    if foreign := foreign_conftests(config):
+        raise pytest.UsageError(
+            f"{foreign[0]}: pytest loaded this conftest.py into the grader, because a folder was "
+            "given after a space (`--submission DIR`), before pytest knew the kit's options; give "
+            "every path with `=` (`--submission=DIR`, `--reference=DIR`, `--results-json=FILE`)")
+    config.stash[CHECKS] = []
     config.stash[DESELECTED] = 0
     if (level := config.getoption("--sandbox-level")) is not None:
         try:
@@ -89,7 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
     submission = config.getoption("--submission")
     if not submission.is_dir():  # checked once here, not once per test
         raise pytest.UsageError(f"--submission {submission}: not a folder; point it at the folder "
-                                "holding value.py, tensor.py and dual.py")
+                                f"holding {engine_files()}")
     if config.getoption("--grading-secret") and config.getoption("--grading-seed"):
         raise pytest.UsageError("--grading-secret and --grading-seed both choose the questions; give one")
 
@@ -109,6 +143,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Each test counts for the part its suite declares (`PART = Part(...)`, parts.py)."""
     grading = grading_of(config)
     guarded = any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout"))
+    if unknown := [part for part in config.getoption("--part") if part not in grading.parts]:
+        raise pytest.UsageError(f"--part {unknown[0]}: no such part in {grading.source}; the parts are "
+                                f"{', '.join(grading.parts)}")
     for item in items:
         part = getattr(getattr(item, "module", None), "PART", None)
         if not isinstance(part, Part):
@@ -120,6 +157,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.part(part.id))
         if guarded:  # the last resort; workers have their own time limits
             item.add_marker(pytest.mark.timeout(grading.limits.test_timeout_seconds))
+    if chosen := config.getoption("--part"):
+        kept = [item for item in items if item.get_closest_marker("part").args[0] in chosen]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -137,8 +178,11 @@ def reference_source(config: pytest.Config, grading: Grading, official: bool):
         use_seal = SEALED_REFERENCE.is_file() and not official
         chosen = SEALED_REFERENCE if use_seal else KIT_ROOT / "solutions"
     if chosen.is_dir():
-        return LiveReference(chosen, grading, draw=config.getoption("--seal-reference") is not None,
-                             sha256=config.getoption("--reference-sha256"))
+        sealing = config.getoption("--seal-reference") is not None
+        replicas = None if sealing else config.stash.get(REPLICAS, None)  # a plugin's: bulk grading's
+        live = LiveReference(chosen, grading, draw=sealing, sha256=config.getoption("--reference-sha256"),
+                             keep=replicas is not None)
+        return live if replicas is None else FastReference(live, replicas, grading.tolerances)
     if chosen.is_file():
         try:
             return SealedReference(chosen, config.getoption("--reference-sha256"))
@@ -166,6 +210,8 @@ def runner(pytestconfig: pytest.Config):
     submission = pytestconfig.getoption("--submission")
     chosen = pytestconfig.getoption("--grading-seed")
     official = pytestconfig.getoption("--grading-secret") is not None or bool(chosen and not chosen.public)
+    if pytestconfig.getoption("--grading-secret") is not None and (why := sandbox.open_network()):
+        pytest.exit(why, returncode=pytest.ExitCode.USAGE_ERROR)
     reference = reference_source(pytestconfig, grading, official)
     runner = pytestconfig.stash[RUNNER] = Runner(submission, reference, grading)
     seed = grading_seed(pytestconfig, runner.submission.files)
@@ -205,78 +251,82 @@ def given_changes(runner: Runner, names: frozenset[str] | None = None) -> list[s
     handout's; empty when the check of them could not run at all (its own message says why)."""
     arguments = given_check(runner)
     expected, got, _ = runner.run(GIVEN_CHECK, arguments, "value.given")
-    if got.failure or got.raised or judge.malformed(expected.observations, got.observations):
+    if got.failure or got.raised or malformed(expected.observations, got.observations):
         return []
-    tolerance = judge.Tolerance(runner.grading.tolerances.rel, runner.grading.tolerances.abs)
+    tolerance = Tolerance(runner.grading.tolerances.rel, runner.grading.tolerances.abs)
     return [judge.changed_given(name, arguments["checks"][name], arguments, expected.observations[name],
                                 got.observations[name])
             for name in expected.observations if (names is None or name in names)
-            and judge.first_mismatch(expected.observations[name], got.observations[name], tolerance)]
+            and first_mismatch(expected.observations[name], got.observations[name], tolerance)]
 
 
 @pytest.fixture
 def grade(runner: Runner, request: pytest.FixtureRequest):
-    """grade(scenario_id, suspects={...}, tolerance="default", series=None, **kwargs).
-
-    Judges one scenario, and fails the test with the judge's message.
-    """
-    tolerances = runner.grading.tolerances
-    part = request.node.get_closest_marker("part").args[0]
-
+    """grade(scenario_id, suspects={...}, tolerance="default", series=None, slow="", **kwargs):
+    judge one scenario (`decide`), and fail the test with its message. `series` reads a list of
+    the answer as a run's steps; `slow` says what most often makes a correct engine too slow."""
     def check(scenario_id: str, *, suspects: dict | None = None, tolerance: str = "default",
-              series: judge.Series | None = None, **kwargs) -> None:
-        scenario = scenarios.scenario(scenario_id)
-        # What the test asked, for pytest's own reports (--junitxml): the kit checks its suites with it.
-        request.node.user_properties.append(("suspects", json.dumps(sorted(suspects or {}))))
-        if unknown := sorted(set(suspects or {}) - CATALOGUE.keys()):
-            pytest.fail(f"Not checked, a fault of the grader: this check names misconception {unknown[0]!r}, "
-                        "which autograder/misconceptions.py does not list. Tell the course staff.",
-                        pytrace=False)
-        asked = request.getfixturevalue("ask") if "ask" in request.fixturenames else None
-        if asked is not None and (problem := asked.too_few(MIN_QUESTIONS)):  # at every seed, public too
-            pytest.fail(f"Not checked, a fault of the grader: {problem} Tell the course staff.",
-                        pytrace=False)
-        request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
-        expected, got, limit = runner.run(scenario_id, kwargs, part)
-        loose = tolerance == "training"
-        strict = judge.Tolerance(tolerances.rel, tolerances.abs)
-        loose_tolerance = judge.Tolerance(tolerances.training_rel, tolerances.training_abs)
-        try:
-            outcome = judge.judge(
-                situation=inspect.cleandoc(request.node.function.__doc__ or request.node.name),
-                snippet=scenario.snippet,
-                kwargs=kwargs, expected=expected, got=got,
-                tolerance=loose_tolerance if loose else strict,
-                fd_tolerance=judge.Tolerance(tolerances.fd_rel, tolerances.fd_abs),
-                suspects=suspects or {}, timeout=limit,
-                drawings=lambda: runner.drawings(scenario_id, kwargs),
-                given_rules=given_rules(runner, scenario),
-                kit_snippet=scenarios.kit_reverse_snippet(scenario.snippet) if scenario.kit_reverse else None,
-                series=series)
-        except judge.StaffError as error:
-            outcome = judge.Verdict(False, f"Not checked, a fault of the grader: {error} in scenario "
-                                    f"{scenario_id}. Tell the course staff.")
-        if not outcome.passed and not outcome.message.startswith("Not checked"):
-            if got.outcome is Outcome.UNLOADED:
-                outcome.message, outcome.unloaded = judge.quoted(got.failure), True
-            elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
-                outcome.message = "\n".join(textwrap.fill(sentence, 88) for sentence in changed)
-            else:
-                used = scenario.operations & set(runner.reference.handout.given)
-                if used and (changed := given_changes(runner, used)):
-                    # The given code is the first suspect: no stub's misconception is named.
-                    changed[-1] += " This check uses it."
-                    said = "\n".join(textwrap.fill(sentence, 88) for sentence in changed)
-                    outcome.message = said + "\n\n" + outcome.message
-                    outcome.misconception = None
-                if runner.answers_differently_again(scenario_id, kwargs):
-                    outcome.message += "\n\n" + judge.UNSTEADY
-                outcome.kit_reverse = scenario.kit_reverse
-        request.node.stash[VERDICT] = outcome
-        if not outcome.passed:  # in pytest's report, the part the test counts for comes first
-            pytest.fail(f"[counts for {part}]\n{outcome.message}", pytrace=False)
+              series: judge.Series | None = None, slow: str = "", **kwargs) -> None:
+        result = decide(runner, request, scenario_id, suspects or {}, tolerance, (series, slow), kwargs)
+        request.node.stash[CHECK] = result
+        if not result.passed:
+            pytest.fail(f"[counts for {result.part}]\n{checks.message(result)}", pytrace=False)
 
     return check
+
+
+def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, suspects: dict, tolerance: str,
+           run: tuple[judge.Series | None, str], kwargs: dict) -> Check:
+    """The Check of one test's scenario: asked of both sides, judged, and told with what only
+    this grading knows (a changed given operation, an answer that changes between runs)."""
+    test, part = request.node.name, request.node.get_closest_marker("part").args[0]
+    scenario = scenarios.scenario(scenario_id)
+    # What the test asked, for pytest's own reports (--junitxml): the kit checks its suites with it.
+    request.node.user_properties.append(("suspects", json.dumps(sorted(suspects))))
+    if fault := asked_wrongly(request, suspects):
+        return Check.fault(test, part, fault)
+    request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
+    expected, got, limit = runner.run(scenario_id, kwargs, part)
+    tolerances = runner.grading.tolerances
+    loose = tolerance == "training"
+    try:
+        result = judge.judge(
+            test=test, part=part, situation=inspect.cleandoc(request.node.function.__doc__ or test),
+            snippet=scenario.snippet, kwargs=kwargs, expected=expected, got=got,
+            tolerance=Tolerance(tolerances.training_rel, tolerances.training_abs) if loose
+            else Tolerance(tolerances.rel, tolerances.abs),
+            fd_tolerance=Tolerance(tolerances.fd_rel, tolerances.fd_abs),
+            suspects=suspects, timeout=limit, drawings=lambda: runner.drawings(scenario_id, kwargs),
+            given_rules=given_rules(runner, scenario), series=run[0], slow=run[1])
+    except judge.StaffError as error:
+        return Check.fault(test, part, f"{error} in scenario {scenario_id}")
+    if result.passed:
+        return result
+    if result.status is Status.UNLOADED:
+        result.came_out = checks.quoted(got.failure)
+    elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
+        result.status, result.came_out = Status.UNLOADED, "\n".join(textwrap.fill(s, 88) for s in changed)
+    else:
+        used = scenario.operations & set(runner.reference.handout.given)
+        if used and (changed := given_changes(runner, used)):
+            # The given code is the first suspect: no stub's misconception is named.
+            changed[-1] += " This check uses it."
+            result.preface = ["\n".join(textwrap.fill(sentence, 88) for sentence in changed)]
+            result.misconception = None
+        if runner.answers_differently_again(scenario_id, kwargs):
+            result.notes.append(judge.UNSTEADY)
+    return result
+
+
+def asked_wrongly(request: pytest.FixtureRequest, suspects: dict) -> str | None:
+    """Why a test asks what the grader cannot check fairly (a misconception nobody lists, or
+    too few different questions to keep an answer from being collected), or None."""
+    if unknown := sorted(set(suspects) - CATALOGUE.keys()):
+        return f"this check names misconception {unknown[0]!r}, which autograder/misconceptions.py lacks"
+    asked = request.getfixturevalue("ask") if "ask" in request.fixturenames else None
+    if asked is not None and (problem := asked.too_few(MIN_QUESTIONS)):  # at every seed, public too
+        return problem.rstrip(".")
+    return None
 
 
 BUSY = pytest.StashKey[str]()
@@ -297,26 +347,21 @@ def pytest_runtest_call(item: pytest.Item):
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if report.when == "call" or (report.when == "setup" and report.failed):
-        verdict = item.stash.get(VERDICT, None)
-        message = verdict.message if verdict else crash_message(call)
-        if verdict and not report.passed and verdict.waiting_for:
-            report.waiting_for = (item.get_closest_marker("part").args[0], verdict.waiting_for)
-        item.config.stash[OUTCOMES].append(scoring.Outcome(
-            test=item.name, part=item.get_closest_marker("part").args[0], passed=report.passed,
-            message="" if report.passed else message,
-            misconception=verdict.misconception if verdict else None,
-            kit_reverse=bool(verdict and verdict.kit_reverse), unloaded=bool(verdict and verdict.unloaded),
-            kit_snippet=verdict.kit_snippet if verdict and not report.passed else None))
+        part = item.get_closest_marker("part").args[0]
+        result = item.stash.get(CHECK, None)
+        if result is None:  # the test ended without a Check: it crashed, or passed with none
+            result = Check(item.name, part, Status.PASSED) if report.passed \
+                else crashed(item.name, part, call)
+        report.check = result
+        item.config.stash[CHECKS].append(result)
     return report
 
 
-def crash_message(call: pytest.CallInfo) -> str:
-    """A check that failed without a verdict crashed: say so in one line, never with its
+def crashed(test: str, part: str, call: pytest.CallInfo) -> Check:
+    """A check that failed without a verdict crashed: said in one line, never with its
     traceback, which would quote the suite's code."""
-    if call.excinfo is None:
-        return ""
-    return (f"Not checked, a fault of the grader: the check stopped with {call.excinfo.typename}: "
-            f"{str(call.excinfo.value)[:300]}. Tell the course staff.")
+    why = f"{call.excinfo.typename}: {str(call.excinfo.value)[:300]}" if call.excinfo else "no reason"
+    return Check.fault(test, part, f"the check stopped with {why}")
 
 
 def given_rules(runner: Runner, scenario: scenarios.Scenario) -> bool:
@@ -327,68 +372,66 @@ def given_rules(runner: Runner, scenario: scenarios.Scenario) -> bool:
     return bool(used) and used <= set(handout.given)
 
 
-def needs(outcomes: list[scoring.Outcome]) -> list[scoring.Outcome]:
-    """The outcomes, with a note on every failure of a part that other parts' stubs may cost
+def with_needs(results: list[Check]) -> list[Check]:
+    """The checks, with a note on every failure of a part that other parts' stubs may cost
     (training, tanh far from zero): which parts it needs, and which of them lost points too."""
-    lost = {o.part for o in outcomes if not o.passed}
+    lost = {c.part for c in results if not c.passed}
     needs_of: dict[str, list[str]] = {}  # a part -> the parts whose stubs it may lose points to
     for part in parts.declared().values():
         for cost in part.also_costs:
             needs_of.setdefault(cost, []).append(part.id)
-    for outcome in outcomes:
-        needed = needs_of.get(outcome.part, [])
-        if outcome.passed or outcome.unloaded or not needed:
+    for result in results:
+        needed = needs_of.get(result.part, [])
+        if result.passed or result.status in (Status.UNLOADED, Status.GRADER_FAULT) or not needed:
             continue
         failing = [part for part in needed if part in lost]
         one = len(needed) == 1
-        said = (f"This check needs {judge.listed(needed)}: a bug in {'it' if one else 'any of them'} "
+        said = (f"This check needs {checks.listed(needed)}: a bug in {'it' if one else 'any of them'} "
                 "may cost it. "
-                + (f"{'' if one else 'Of those, '}{judge.listed(failing)} lost points too: start with "
+                + (f"{'' if one else 'Of those, '}{checks.listed(failing)} lost points too: start with "
                    f"{'its' if len(failing) == 1 else 'their'} messages." if failing else
                    f"{'It passes' if one else 'They pass'} {'its' if one else 'their'} own checks."))
-        outcome.message += "\n\n" + textwrap.fill(said, 88)
-    return outcomes
-
-
-def outcomes_with_notes(outcomes: list[scoring.Outcome], runner: Runner) -> list[scoring.Outcome]:
-    """The outcomes, with a note on every failure the kit's own reverse pass judged when the
-    submission's backward() failed too (its snippet may then print other numbers), and on every
-    failure of a part that others may cost."""
-    outcomes = needs(outcomes)
-    backward = runner.reference.handout.part_of(BACKWARD)
-    if not any(o.part == backward and not o.passed for o in outcomes):
-        return outcomes
-    for outcome in outcomes:
-        if outcome.kit_reverse and not outcome.passed and KIT_REVERSE_NOTE not in outcome.message:
-            if outcome.kit_snippet:  # a snippet the student can run now: the rules run as here
-                outcome.message = outcome.message.replace(*outcome.kit_snippet, 1)
-            outcome.message += "\n\n" + KIT_REVERSE_NOTE
-    return outcomes
+        result.notes.append(textwrap.fill(said, 88))
+    return results
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter):
-    """A check whose only answer was a stub's NotImplementedError is no page of the summary: a
-    line per part says which stubs its checks wait for (a student's first run fits a screen)."""
+    """A student's run fits a screen: a check whose only answer was a stub's NotImplementedError
+    is a line per part saying which stubs its checks wait for; other lost checks are a line each,
+    unless one part is graded (or --messages full), when pytest shows each whole message."""
+    config = terminalreporter.config
     failed = terminalreporter.stats.get("failed", [])
-    waiting = [report for report in failed if getattr(report, "waiting_for", None)]
+    waiting = [report for report in failed if getattr(getattr(report, "check", None), "waiting_for", None)]
+    lost = [report for report in failed if report not in waiting and hasattr(report, "check")]
+    ran = {result.part for result in config.stash.get(CHECKS, [])}
+    short = (config.getoption("--messages") or ("full" if len(ran) == 1 else "short")) == "short"
+    terminalreporter.stats["failed"] = [report for report in failed if report not in waiting
+                                        and not (short and report in lost)]
     if waiting:
-        terminalreporter.stats["failed"] = [report for report in failed if report not in waiting]
         terminalreporter.stats["waiting"] = waiting
         stubs: dict[str, list[str]] = {}  # a part -> the stub each of its waiting checks waits for
         for report in waiting:
-            part, stub = report.waiting_for
-            stubs.setdefault(part, []).append(stub)
+            stubs.setdefault(report.check.part, []).append(report.check.waiting_for)
         terminalreporter.write_sep("=", "waiting for stubs")
         for part, names in stubs.items():
             count = len(names)
             terminalreporter.write_line(f"{part}: {count} check{'s wait' if count > 1 else ' waits'} for "
                                         f"{', '.join(dict.fromkeys(names))}, still a stub")
+    if short and lost:
+        terminalreporter.stats["lost"] = lost
+        terminalreporter.write_sep("=", "lost checks")
+        for report in lost:
+            terminalreporter.write_line(checks.line(report.check))
+        first = lost[0].check.part
+        terminalreporter.write_line(f"Each one's whole message, with a snippet to run: pytest autograder "
+                                    f"--part {first} (one part), or --messages full (every part).")
     return (yield)
 
 
 SCORES = pytest.StashKey[list]()
 NOT_SEALED = pytest.StashKey[str]()
+NOT_GRADED = pytest.StashKey[str]()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -403,14 +446,49 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             config.stash[NOT_SEALED] = (f"not sealed: the reference failed {', '.join(failed)}; fix "
                                         "solutions/ or the suite that asks for it")
             return
-    outcomes = config.stash.get(OUTCOMES, None)
-    if not outcomes or BUSY in config.stash:
+    results = config.stash.get(CHECKS, None)
+    if not results or BUSY in config.stash:
         return
-    grading = grading_of(config)
-    scores = scoring.score(outcomes_with_notes(outcomes, runner), grading)
+    if session.exitstatus in (0, 1) and (faults := scoring.grader_faults(results)):
+        session.exitstatus = scoring.NOT_GRADED_EXIT  # no score: nothing it did not decide is a grade
+        config.stash[NOT_GRADED] = scoring.not_graded(faults)
+        if path := config.getoption("--results-json"):
+            scoring.not_graded_json(config.stash[NOT_GRADED], path)
+        return
+    scores = scoring.score(with_needs(results), grading_of(config))
     config.stash[SCORES] = scores
     if path := config.getoption("--results-json"):
         scoring.results_json(scores, path)
+    if config.getoption("--repro"):
+        write_repros(results, config.getoption("--submission"))
+
+
+REPRO_HEAD = """\
+# {part}, {test}: the check's snippet. Run it from the folder of your files:
+#     python repro/{test}.py
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the folder of your files
+
+"""
+
+
+def write_repros(results: list[Check], submission: Path) -> None:
+    """Each failed check's snippet as repro/<test>.py in the submission's folder, to run with python."""
+    folder = submission / "repro"
+    folder.mkdir(exist_ok=True)
+    for result in results:
+        if not result.passed and result.snippet:
+            name = result.test.replace("[", "-").replace("]", "").replace("/", "-")
+            text = REPRO_HEAD.format(part=result.part, test=name) + result.snippet + "\n"
+            (folder / f"{name}.py").write_text(text, encoding="utf-8")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    submission = config.getoption("--submission")
+    return [f"autograder: grading {submission}; one part alone: --part value.mul; "
+            "every whole message: --messages full; snippets as files: --repro"]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -421,6 +499,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         reporter.write_line(config.stash[NOT_SEALED], red=True)
     if BUSY in config.stash:  # no score: said on stderr, where `autograder bulk` reads the reason
         sys.stderr.write(f"autograder: {config.stash[BUSY]}\n")
+    if NOT_GRADED in config.stash:
+        sys.stderr.write(f"autograder: no score: {config.stash[NOT_GRADED]}\n")
     if not scores or reporter is None:
         return
     partial = config.stash.get(DESELECTED, 0) > 0 or any(s.total == 0 for s in scores)

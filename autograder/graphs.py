@@ -93,7 +93,7 @@ def is_number(x: object) -> bool:
     return type(x) in (int, float)
 
 
-def malformed(drawing: object) -> str | None:
+def unreadable(drawing: object) -> str | None:
     """Why `drawing` (the worker's, untrusted) cannot be the drawing of a graph, or None when it
     has the structure: bounded sizes, plain numbers, parents after their node, every node reached."""
     if not isinstance(drawing, dict) or set(drawing) != {"nodes", "names"}:
@@ -101,21 +101,10 @@ def malformed(drawing: object) -> str | None:
     nodes, names = drawing["nodes"], drawing["names"]
     if not isinstance(nodes, list) or not 1 <= len(nodes) <= MAX_NODES:
         return "no nodes, or too many"
-    fed = set()
     for index, node in enumerate(nodes):
-        if not isinstance(node, list) or len(node) != 5:
-            return f"node {index} is not [op, data, grad, parents, passes]"
-        op, data, grad, parents, passes = node
-        if not isinstance(op, str) or len(op) > MAX_OP or not is_number(data) or not is_number(grad):
-            return f"node {index} has no op label, data or gradient"
-        if not isinstance(parents, list) or len(parents) > MAX_PARENTS or not all(
-                type(p) is int and index < p < len(nodes) for p in parents):
-            return f"node {index} has parents out of range"
-        if passes is not None and not (isinstance(passes, list) and len(passes) == len(parents) and all(
-                isinstance(p, list) and len(p) == 2 and all(map(is_number, p)) for p in passes)):
-            return f"node {index} has passes that do not fit its parents"
-        fed.update(parents)
-    if fed != set(range(1, len(nodes))):
+        if problem := _unreadable_node(index, node, len(nodes)):
+            return problem
+    if {parent for node in nodes for parent in node[3]} != set(range(1, len(nodes))):
         return "a node the output does not reach"
     def at_a_node(at: object) -> bool:
         return at is None or type(at) is int and 0 <= at < len(nodes)
@@ -126,9 +115,25 @@ def malformed(drawing: object) -> str | None:
     return None
 
 
+def _unreadable_node(index: int, node: object, count: int) -> str | None:
+    """Why node `index` of a drawing of `count` nodes is not [op, data, grad, parents, passes]."""
+    if not isinstance(node, list) or len(node) != 5:
+        return f"node {index} is not [op, data, grad, parents, passes]"
+    op, data, grad, parents, passes = node
+    if not isinstance(op, str) or len(op) > MAX_OP or not is_number(data) or not is_number(grad):
+        return f"node {index} has no op label, data or gradient"
+    if not isinstance(parents, list) or len(parents) > MAX_PARENTS or not all(
+            type(p) is int and index < p < count for p in parents):
+        return f"node {index} has parents out of range"
+    if passes is not None and not (isinstance(passes, list) and len(passes) == len(parents) and all(
+            isinstance(p, list) and len(p) == 2 and all(map(is_number, p)) for p in passes)):
+        return f"node {index} has passes that do not fit its parents"
+    return None
+
+
 def parse(drawing: object) -> Graph | None:
     """The graph of a drawing, or None when it is malformed."""
-    if malformed(drawing) is not None:
+    if unreadable(drawing) is not None:
         return None
     nodes = tuple(Node(UNSAFE_OP.sub("?", op)[:8], float(data), float(grad), tuple(parents),
                        None if passes is None else tuple((float(b), float(a)) for b, a in passes))

@@ -43,6 +43,12 @@ CATALOGUE: dict[str, Misconception] = {
         "Sort the graph topologically (each node after its parents, once), then run the local "
         "rules in reverse. Without the sort, a shared node pushes its gradient more than once: "
         "`(x*x)*(x*x)` at x = 2 gives 64 instead of 32."),
+    "backward-pre-order": Misconception(
+        "backward() runs a node's rule as soon as it reaches the node, before every consumer "
+        "has added its share",
+        "A visited set makes each rule run once, but not late enough: a node used by two others "
+        "must wait until both have passed it their gradients. Collect the nodes in topological "
+        "order first (each after all of its parents), then run the rules in reverse."),
     "backward-clears": Misconception(
         "backward() resets gradients before it runs",
         "backward() only adds: calling it again adds the same contributions on top, and "
@@ -72,6 +78,10 @@ CATALOGUE: dict[str, Misconception] = {
         "zero_grad() clears only the value it is called on",
         "zero_grad() must reach everything the value depends on: walk the same graph that "
         "backward() walks."),
+    "zero-grad-one-level": Misconception(
+        "zero_grad() clears the value and its parents, but nothing deeper",
+        "zero_grad() must reach everything the value depends on, however deep: walk the whole "
+        "graph, as backward() does, and clear every node once."),
     "zero-grad-leaves-only": Misconception(
         "zero_grad() clears the leaves but not the intermediate values",
         "Intermediate nodes keep gradients too, and a stale one is added into the next "

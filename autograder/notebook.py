@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 from .config import KIT_ROOT, load
-from .parts import ENGINES
+from .parts import engines
 
 
 class NotebookError(Exception):
@@ -35,9 +35,9 @@ def grade_id(part_id: str) -> str:
 def engine_of(part_id: str) -> str:
     """The engine file whose notebook holds the part's grading cell; raises NotebookError."""
     engine = part_id.split(".")[0]
-    if engine not in ENGINES:
+    if engine not in engines():
         raise NotebookError(f'grading.toml: part "{part_id}" does not start with a file name '
-                            f"({', '.join(ENGINES)}), so no notebook can hold its grading cell")
+                            f"({', '.join(engines())}), so no notebook can hold its grading cell")
     return engine
 
 
@@ -75,11 +75,12 @@ def score_modules(modules: Mapping[str, str], kit: Path = KIT_ROOT, *options: st
             (folder / f"{engine}.py").write_text(text, encoding="utf-8")
         results = folder / "results.json"
         done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                               "--submission", str(folder), "--results-json", str(results), *options],
+                               f"--submission={folder}", f"--results-json={results}", *options],
                               cwd=kit, capture_output=True, text=True, check=False)
-        if not results.is_file():
+        if not results.is_file() or done.returncode not in (0, 1):  # no results, or no score in them
             raise NotebookError(f"grading {', '.join(sorted(modules))} stopped "
-                                f"(pytest exit status {done.returncode}):\n{done.stdout[-3000:]}")
+                                f"(pytest exit status {done.returncode}):\n{done.stdout[-3000:]}"
+                                f"{done.stderr[-1000:]}")
         entries = json.loads(results.read_text(encoding="utf-8"))["tests"]
     return {entry["tags"][0]: entry for entry in entries}
 

@@ -3,7 +3,8 @@
 `autograder/suites/test_<part>.py` (dots as underscores) holds one part's tests and declares
 it: `PART = Part("value.mul", misconceptions=(...), also_costs=(...))`; grading.toml gives its
 title, points and visibility. The rest is derived, never listed by hand: its stubs are the
-regions of solutions/ marked with its id (stubs.py), its engine file is its id's first word.
+regions of solutions/ marked with its id (stubs.py), its engine file is its id's first word,
+and the engine files a student completes are those of grading.toml's parts (`engines`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,31 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-# The files a student completes, by engine name: value.py, tensor.py, dual.py.
-ENGINES = ("value", "tensor", "dual")
+from .config import GRADING_TOML, ConfigError, parse
+
 SUITES = Path(__file__).parent / "suites"
+
+
+def engines(grading: Path = GRADING_TOML) -> tuple[str, ...]:
+    """The files a student completes, by engine name (`value` for value.py): the first words of
+    the part ids of `grading` (a grading.toml), in the order its parts come. Empty when it cannot
+    be read: whatever reads it next says why."""
+    try:
+        return tuple(dict.fromkeys(engine_of(part) for part in parse(grading).parts))
+    except ConfigError:
+        return ()
+
+
+def engine_of(part_id: str) -> str:
+    """The engine file a part grades, by name: the first word of its id."""
+    return part_id.split(".")[0]
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """`ENGINES`: the kit's own `engines()`, read from its grading.toml when first asked for."""
+    if name == "ENGINES":
+        return engines()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class PartError(Exception):
@@ -35,7 +58,7 @@ class Part:
     @property
     def engine(self) -> str:
         """The engine file the part grades: the first word of its id."""
-        return self.id.split(".")[0]
+        return engine_of(self.id)
 
     @property
     def suite(self) -> str:
@@ -86,9 +109,6 @@ def read_declaration(path: Path) -> Part:
             if path.name != part.suite:
                 raise PartError(f"{path}: declares part {part.id!r}, whose suite is {part.suite}; rename "
                                 "the file or the part")
-            if part.engine not in ENGINES:
-                raise PartError(f"{path}: part {part.id!r} does not start with an engine file's name "
-                                f"({', '.join(ENGINES)})")
             return part
     raise PartError(f'{path}: declare its part at the top, as PART = Part("<part id>", misconceptions=(...))')
 

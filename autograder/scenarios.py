@@ -30,11 +30,6 @@ class Scenario:
     snippet: str  # its docstring
     operations: frozenset[str]  # what its snippet may use of value.py (value scenarios only)
 
-    @property
-    def kit_reverse(self) -> bool:
-        """Its reverse pass is the kit's own, not the submission's backward()."""
-        return self.reverse == "kit"
-
 
 @cache
 def sources() -> dict[str, str]:
@@ -65,7 +60,7 @@ def declaration(function: ast.FunctionDef) -> dict | None:
 
 @cache
 def scenario(scenario_id: str) -> Scenario:
-    """The scenario behind an id such as `value:products`; raises LookupError when there is none."""
+    """The scenario behind an id such as `arithmetic:products`; raises LookupError when there is none."""
     module_name, _, function_name = scenario_id.partition(":")
     functions = _module(module_name)
     declared = declaration(functions[function_name]) if function_name in functions else None
@@ -124,46 +119,39 @@ def _dedent(snippet: str) -> str:
     return textwrap.dedent(snippet).strip("\n").replace("{", "").replace("}", "")
 
 
-KIT_REVERSE_HEAD = """\
-import sys
-sys.path.append("..")                          # the kit's folder, which holds autograder/
-import value
-from autograder.inside.scenarios.value import Tape    # the reverse pass this check ran"""
-BACKWARD_CALL = re.compile(r"^(?P<indent>\s*)(?P<root>\w+)\.backward\(\)")
+RULE_BY_HAND = re.compile(r"^(?P<indent>\s*)\w+\._backward\(\)")
+SEEDED = re.compile(r"^\w+\.grad = [\d.]+")  # at the top level: an operation's check
+RECORDING = """\
+made = []                      # every Value your operation makes, in order
+make = Value.__init__
+
+def recording(node, *args, **kwargs):
+    make(node, *args, **kwargs)
+    made.append(node)
+
+Value.__init__ = recording"""
 
 
-def kit_reverse_snippet(snippet: str) -> str | None:
-    """A snippet that calls backward() rewritten to run the rules as the kit's Tape does (for a
-    student whose backward() does not pass yet): the lines that build the graph, up to the one
-    that makes the root, inside `with Tape(value) as tape:`, and `tape.reverse(root)` for the
-    call. None when the snippet calls no backward() or builds its root nowhere it can tell."""
+def recorded_snippet(snippet: str) -> str | None:
+    """The snippet of a check that runs an operation's rule by hand, for an operation built from
+    others (several nodes): it records every Value the operation makes and runs each one's rule,
+    newest first, as the check did. None for a snippet of another shape."""
     lines = textwrap.dedent(snippet).strip("\n").splitlines()
-    calls = [(number, found) for number, line in enumerate(lines) if (found := BACKWARD_CALL.match(line))]
-    if not calls:
+    seeded = next((n for n, line in enumerate(lines) if SEEDED.match(line)), None)
+    if seeded is None:
         return None
-    root = calls[0][1]["root"]
-    assigns = re.compile(rf"^\s*{root}\s*=[^=]")
-    made = next((n for n in range(calls[0][0] - 1, -1, -1) if assigns.match(lines[n])), None)
-    if made is None:
+    first = max((n for n, line in enumerate(lines[:seeded]) if "Value(" in line), default=None)
+    rules = [n for n, line in enumerate(lines) if n > seeded and (RULE_BY_HAND.match(line)
+                                                                 or line.startswith("for each in ("))]
+    if first is None or not rules or first + 1 >= seeded:
         return None
-    indent = len(lines[made]) - len(lines[made].lstrip())
-    start = made
-    while start > 0 and lines[start - 1].strip() and not lines[start - 1].startswith(("from ", "import ")) \
-            and len(lines[start - 1]) - len(lines[start - 1].lstrip()) >= indent:
-        start -= 1
-    pad = " " * indent
-    wrapped = [f"{pad}with Tape(value) as tape:          # records every Value made in the block"]
-    wrapped += ["    " + line for line in lines[start:made + 1]]
-    rest = [_tape_reverse(line) for line in lines[made + 1:]]
-    return "\n".join([KIT_REVERSE_HEAD, *lines[:start], *wrapped, *rest])
-
-
-def _tape_reverse(line: str) -> str:
-    """A snippet's line with its `root.backward()` call, if any, made `tape.reverse(root)`."""
-    if not BACKWARD_CALL.match(line):
-        return line
-    reverse = BACKWARD_CALL.sub(lambda m: f"{m['indent']}tape.reverse({m['root']})", line)
-    return reverse.split("#")[0].rstrip() + "      # each node's rule once, newest first"
+    end = rules[-1] + 1
+    while end < len(lines) and lines[end].startswith((" ", "\t")):
+        end += 1  # the body of a loop over the nodes
+    rest = [line for line in lines[end:] if line.strip()]
+    return "\n".join([*lines[:first + 1], RECORDING, *lines[first + 1:seeded], "Value.__init__ = make",
+                      lines[seeded], "for each in reversed(made):     # each rule, the newest node first",
+                      "    each._backward()", "", *rest])
 
 
 BINARY = ("+", "-", "*", "/")

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .parts import ENGINES
+from .parts import engines
 
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION (?P<part>[\w.]+): (?P<todo>\S.*)$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
@@ -101,8 +101,13 @@ def student_source(source: str, where: Path) -> str:
 
 
 def engine_files(folder: Path) -> list[Path]:
-    """The engine files of a folder, in ENGINES order (those that exist)."""
-    return [folder / f"{engine}.py" for engine in ENGINES if (folder / f"{engine}.py").is_file()]
+    """The engine files of a kit's folder (solutions/ or assignments/): every .py file in it but
+    pytest's conftest.py (the students' folder has one that says where the checks are), in the
+    order of the engines of the grading.toml beside the folder, then any other by name."""
+    order = engines(folder.parent / "grading.toml")
+    found = [path for path in folder.glob("*.py") if path.is_file() and path.name != "conftest.py"]
+    return sorted(found, key=lambda path: (order.index(path.stem) if path.stem in order else len(order),
+                                           path.name))
 
 
 def stubs_by_part(solutions: Path) -> dict[str, list[tuple[str, str]]]:

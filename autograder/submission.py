@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
 
@@ -62,3 +63,20 @@ def read_regular(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
         return data
     finally:
         os.close(descriptor)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading, which must be a regular file reached without following a link
+    in its last component (checked on the open file); for a file too large to read whole, such
+    as an LMS's download of a class. Raises UnreadableFile."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise UnreadableFile(f"{path.name}: cannot be read ({error.strerror}); it must be a file, not "
+                             "a link") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise UnreadableFile(f"{path.name}: {kind_of(mode)}, not a regular file")
+    return os.fdopen(descriptor, "rb")

@@ -2,10 +2,10 @@
 
 The trusted side of the worker: it reads the implementation's files once (regular files only,
 never through a link), has the sandbox start `inside/serve.py` (forked from its zygote), sends
-it those files, then one request at a time, and waits for the answer while it measures the CPU time the worker
+it those files, then one request at a time, and waits for the reply while it measures the CPU time the worker
 uses. A request's limit is CPU time, so that a busy machine costs no one a point: the worker
 interrupts itself when the limit is spent and goes on with the next request; one that does
-not answer within a short grace, that crashes or exits, is killed with everything it started,
+not reply within a short grace, that crashes or exits, is killed with everything it started,
 and the next request gets a fresh one. Time asleep or blocked is budgeted per implementation
 (`idle_seconds`, shared by all its workers): a request that idles past what is left times out.
 A request that gets no CPU for a long wall-clock while (`wall_clock_seconds`) comes back
@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import os
+import re
 import select
 import signal
 import sys
@@ -37,61 +38,133 @@ CHILD_SOURCE = (Path(__file__).parent / "inside" / "serve.py").read_bytes()
 BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
         "exec(compile(sys.stdin.buffer.read(), 'serve.py', 'exec'))")
 PROGRAM = [sys.executable, "-s", "-B", "-u", "-c", BOOT]
-MAX_ANSWER_BYTES = 32 * 1024 * 1024
+MAX_ANSWER_BYTES = 8 * 1024 * 1024  # room for MAX_VALUES numbers; the reference's largest is 15 KB
+MAX_PIPE_BYTES = 1 << 20  # the most a pipe holds (an unprivileged account may make one this large)
 
 
-class Outcome(enum.Enum):
-    """How a request ended. Every outcome but ANSWERED comes with its message in
-    `Answer.failure`, made where the outcome is decided (the functions below name them)."""
+class Ending(enum.Enum):
+    """How a request ended. Every ending but ANSWERED comes with its message in
+    `Reply.failure`, made where the ending is decided (the functions below name them)."""
 
     ANSWERED = "answered"  # observations, or the exception the submission's code raised
     TIMED_OUT = "timed out"  # its CPU time or its idle budget ran out: timed_out(), judge_time()
     BUSY = "busy"  # the machine gave it no CPU for wall_clock_seconds: never a grade (judge_time)
     UNLOADED = "unloaded"  # its engine file is missing, unreadable or did not import
     CRASHED = "crashed"  # the worker died, or closed its channel, before answering (Worker._death)
-    MALFORMED = "malformed"  # the answer was not what the worker's inside writes (Answer.from_json)
-    NOT_RUN = "not run"  # its part's scenarios timed out timeouts_per_part times in a row (Runner.run)
+    MALFORMED = "malformed"  # the reply was not what the worker's inside writes (Reply.from_json)
+    NOT_RUN = "not run"  # its part's timeouts spent its budget, or came in a row (Runner.run)
+
+
+# The longest text of each field of an exception that crosses from a worker: whatever the
+# submission names its exception or says in it, a reply stays small.
+MAX_TYPE, MAX_MESSAGE, MAX_WHERE = 200, 2000, 500
+# What the observations and drawings of one reply may hold: each text (a value or a key, line
+# breaks counted), all texts together, and all values. The reference's largest answer holds
+# texts of 37 characters and some 2,100 values; a reply past these is malformed, not an answer.
+MAX_TEXT, MAX_TEXTS, MAX_VALUES = 10_000, 100_000, 200_000
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An exception the submission's code raised: its class name, its text, and the last line of
+    the submission's own code it passed through."""
+
+    type: str
+    message: str = ""
+    where: str = ""
+
+    @classmethod
+    def bounded(cls, type: str, message: str = "", where: str = "") -> Raised:
+        """One made from a worker's texts, each cut to its bound."""
+        return cls(type[:MAX_TYPE], message[:MAX_MESSAGE], where[:MAX_WHERE])
 
 
 @dataclass
-class Answer:
-    """What one request produced: observations, an exception's name, or why there is none.
-    `seconds` is the CPU time the worker used for it, as the trusted side measured it;
-    `printed` the bytes it printed, of which `output` keeps the first `output_kb`."""
+class Reply:
+    """What one request produced: observations, an exception the submission's code raised, or
+    why there is neither (`failure`, with how the request ended). `seconds` is the CPU time the
+    worker used for it, as the trusted side measured it; `printed` the bytes it printed, of
+    which `output` keeps the first `output_kb`."""
 
     observations: object = None
-    raised: str | None = None
-    message: str = ""
-    where: str = ""
+    raised: Raised | None = None
     failure: str | None = None
-    outcome: Outcome = Outcome.ANSWERED
+    ending: Ending = Ending.ANSWERED
     seconds: float = 0.0
     output: str = ""
     printed: int = 0
     graphs: list | None = None  # the graphs the scenario drew, untrusted: see graphs.py
 
     @classmethod
-    def from_json(cls, line: bytes) -> Answer:
+    def from_json(cls, line: bytes) -> Reply:
+        """The reply a worker wrote, checked for its form: anything else is MALFORMED."""
         try:
             data = json.loads(line)
         except (ValueError, RecursionError):
-            return cls(failure="the worker's answer was not valid JSON", outcome=Outcome.MALFORMED)
+            return cls(failure="the worker's reply was not valid JSON", ending=Ending.MALFORMED)
         if not isinstance(data, dict):
-            return cls(failure="the worker's answer had the wrong form", outcome=Outcome.MALFORMED)
+            return cls(failure="the worker's reply had the wrong form", ending=Ending.MALFORMED)
         if data.get("timeout") is True:  # its own timer stopped it: the trusted side says for how long
-            return cls(failure="timed out", outcome=Outcome.TIMED_OUT)
+            return cls(failure="timed out", ending=Ending.TIMED_OUT)
         if "unplain" in data:
-            return cls(failure=f"the scenario's observations were not plain data: {data['unplain']}",
-                       outcome=Outcome.MALFORMED)
-        texts = {key: data.get(key, "") for key in ("message", "where")}
-        if "raised" in data and not all(isinstance(t, str) for t in (data["raised"], *texts.values())):
-            return cls(failure="the worker's answer had the wrong form", outcome=Outcome.MALFORMED)
+            why = data["unplain"] if isinstance(data["unplain"], str) else ""
+            return cls(failure=f"the scenario's observations were not plain data: {why[:MAX_MESSAGE]}",
+                       ending=Ending.MALFORMED)
         graphs = data.get("graphs")
-        return cls(observations=data.get("observations"), raised=data.get("raised"),
-                   graphs=graphs if isinstance(graphs, list) else None, **texts)
+        graphs = graphs if isinstance(graphs, list) else None
+        if problem := oversized([data.get("observations"), graphs]):
+            return cls(failure=f"a malformed answer: it holds {problem}", ending=Ending.MALFORMED)
+        if "raised" not in data:
+            return cls(observations=data.get("observations"), graphs=graphs)
+        texts = [data["raised"], data.get("message", ""), data.get("where", "")]
+        if not all(isinstance(text, str) for text in texts):
+            return cls(failure="the worker's reply had the wrong form", ending=Ending.MALFORMED)
+        return cls(raised=Raised.bounded(*texts), graphs=graphs)
+
+    @classmethod
+    def from_record(cls, record: dict) -> Reply:
+        """A reply as `record` (a sealed file's) holds it: the dict of `dataclasses.asdict`."""
+        raised = record.get("raised")
+        return cls(**{**record, "ending": Ending(record["ending"]),
+                      "raised": Raised(**raised) if raised is not None else None})
+
+    def said(self) -> str | None:
+        """What the reply says instead of observations, in one phrase, or None."""
+        if self.failure:
+            return self.failure
+        if self.raised:
+            return f"raised {self.raised.type}: {self.raised.message}"
+        return None
 
 
-def read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, Answer]]:
+def oversized(tree: object) -> str | None:
+    """What in a reply's parsed JSON is past the bounds (a text over MAX_TEXT characters, texts
+    over MAX_TEXTS in all, more than MAX_VALUES values, a whole number no float can hold), or
+    None."""
+    texts = values = 0
+    pending = [tree]
+    while pending:
+        value = pending.pop()
+        values += 1
+        if values > MAX_VALUES:
+            return f"more than {MAX_VALUES} values"
+        if type(value) is int and abs(value) > sys.float_info.max:  # JSON's ints have no bound
+            return f"a whole number of {value.bit_length()} bits, which no float can hold"
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT:
+                return f"a text of {len(value)} characters (at most {MAX_TEXT})"
+            texts += len(value)
+            if texts > MAX_TEXTS:
+                return f"more than {MAX_TEXTS} characters of text"
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value)
+            pending.extend(value.values())
+    return None
+
+
+def read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, Reply]]:
     """The engine files of a folder, read once: what each holds, and why some cannot be used."""
     files, broken = {}, {}
     for name in ENGINES:
@@ -101,8 +174,8 @@ def read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, Answer]]:
         try:
             files[name] = read_regular(path)
         except UnreadableFile as error:
-            broken[name] = Answer(failure=f"{error}; the parts that need {name}.py score 0",
-                                  outcome=Outcome.UNLOADED)
+            broken[name] = Reply(failure=f"{error}; the parts that need {name}.py score 0",
+                                  ending=Ending.UNLOADED)
     return files, broken
 
 
@@ -149,45 +222,57 @@ class Worker:
     """One implementation (a submission or the reference) behind a process boundary."""
 
     def __init__(self, folder: Path, limits: Limits,
-                 snapshot: tuple[dict[str, bytes], dict[str, Answer]] | None = None,
-                 share: bool = True, idle: IdleBudget | None = None, forked: bool = True) -> None:
+                 snapshot: tuple[dict[str, bytes], dict[str, Reply]] | None = None,
+                 share: bool = True, idle: IdleBudget | None = None, forked: bool = True,
+                 shift: int = 0, sweep: bool = True) -> None:
         """`share`: a cgroup of its own where the machine has them (its fair share of the CPU,
-        and the CPU time of all it starts); the reference's trusted worker needs none. `idle`:
+        and the CPU time of all it starts); the reference's trusted worker needs none. `sweep`:
+        after every request, kill what the worker started (the reference's starts nothing, and
+        its worker, asked the most, is spared the look). `idle`:
         the budget of idle time it shares with the other workers of its implementation.
-        `forked`: its processes forked from the zygote (see sandbox/zygote.py), else exec'd."""
+        `forked`: its processes forked from the zygote (see sandbox/zygote.py), else exec'd.
+        `shift`: objects its inside makes before the submission's, which move the submission's
+        objects to other addresses (the same ones at every run)."""
         self.folder, self.limits, self.share, self.forked = Path(folder), limits, share, forked
+        self.shift, self.sweep = shift, sweep
         self.files, self.unreadable = snapshot or read_files(self.folder)
-        self.broken: dict[str, Answer] = dict(self.unreadable)
+        self.broken: dict[str, Reply] = dict(self.unreadable)
         self.idle = idle or IdleBudget(limits.idle_seconds)
         self.process: sandbox.Process | None = None
-        self.buffer = b""  # what the worker answered past the last full answer
+        self.buffer = b""  # what the worker answered past the last full reply
+        self.unsent = b""  # what the worker has not taken yet of its request
         self.printing = False  # until its output reaches its end (the worker closed it)
         self.loaded: set[str] = set()
         self.import_output = ""
+        self.oom_kills: int | None = None  # the machine's count when its process started
 
     def fresh_copy(self) -> Worker:
         """Another worker for the same files, as they were read the first time, sharing this
         one's idle budget."""
         return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle,
-                      forked=self.forked)
+                      forked=self.forked, shift=self.shift)
 
     # -- the process ---------------------------------------------------------------------------
 
     def _start(self) -> None:
         level = sandbox.require()
         files = {name: data.decode("latin-1") for name, data in self.files.items()}
-        boot = {"files": files, "scenarios": scenarios.sources()}
+        boot = {"files": files, "scenarios": scenarios.sources(), "shift": self.shift}
         self.process = sandbox.start(level, sandbox.rlimits(self.limits, level), self.limits.scratch_mb,
                                      self.share, first=_line(boot), forked=self.forked, program=PROGRAM,
                                      source=CHILD_SOURCE)
-        self.buffer, self.printing, self.loaded = b"", True, set()
+        self.buffer, self.printing, self.loaded, self.unsent = b"", True, set(), b""
+        self.oom_kills = oom_kills()
 
     def _send(self, message: dict) -> None:
-        sandbox.write(self.process.requests, _line(message))  # if the worker is gone, its answer says why
+        # What the pipe does not take now is written as the worker reads it, while the request's
+        # clocks run (_receive): a worker that stops reading costs its request, never hangs the
+        # grader. If the worker is gone, its reply says why.
+        self.unsent = sandbox.write(self.process.requests, self.unsent + _line(message))
 
-    def _receive(self, limit: float, output: Output) -> Answer:
-        """Wait for one answer, collecting what the worker prints meanwhile, for no more than
-        `limit` seconds of the worker's CPU time (and a grace to answer once its own timer
+    def _receive(self, limit: float, output: Output) -> Reply:
+        """Wait for one reply, collecting what the worker prints meanwhile, for no more than
+        `limit` seconds of the worker's CPU time (and a grace to reply once its own timer
         has interrupted it), and no longer asleep or blocked than its idle budget allows."""
         process = self.process
         clock = process.clock
@@ -225,7 +310,10 @@ class Worker:
                 left = min(limit + grace - cpu, cap - wall, idle_left,
                            FAMILY_EVERY_SECONDS if family_start is not None else cap)
                 watched = [process.answers, process.output] if self.printing else [process.answers]
-                ready = select.select(watched, [], [], max(left, 0.002))[0]
+                sending = [process.requests] if self.unsent else []
+                ready, writable, _ = select.select(watched, sending, [], max(left, 0.002))
+                if writable:
+                    self.unsent = sandbox.write(process.requests, self.unsent)
                 if process.output in ready:
                     chunk = os.read(process.output, 1 << 20)
                     output.add(chunk)
@@ -233,27 +321,33 @@ class Worker:
                 if process.answers in ready:
                     chunk = os.read(process.answers, 1 << 20)
                     if not chunk:
-                        return Answer(failure=self._death(), outcome=Outcome.CRASHED)
+                        return Reply(failure=self._death(), ending=Ending.CRASHED)
                     self.buffer += chunk
                     if len(self.buffer) > MAX_ANSWER_BYTES:
                         self.stop()
-                        return Answer(failure="the worker's answer was larger than 32 MB",
-                                      outcome=Outcome.MALFORMED)
+                        return Reply(failure=f"the worker's reply was larger than "
+                                             f"{MAX_ANSWER_BYTES >> 20} MB", ending=Ending.MALFORMED)
+            if self.unsent or sandbox.unread(process.requests):  # it answered what it had not read:
+                self.stop()  # no answer of its inside
+                return Reply(failure="the worker answered before it had read the whole request",
+                              ending=Ending.MALFORMED)
             if waits_start is not None:
                 measured = _idle(clock, waits_start, time.monotonic() - wall_start,
                                  clock.seconds() - cpu_start + family_cpu)
                 idle = idle if measured is None else measured
         finally:
             self.idle.spend(idle)
-        while self.printing and select.select([process.output], [], [], 0)[0] and (
-                chunk := os.read(process.output, 1 << 20)):
-            output.add(chunk)  # printed before the answer was written, so already in the pipe
+        drained = 0  # no more than a pipe holds: a process that prints on and on must not keep us here
+        while (self.printing and drained < MAX_PIPE_BYTES and select.select([process.output], [], [], 0)[0]
+               and (chunk := os.read(process.output, 1 << 20))):
+            output.add(chunk)  # printed before the reply was written, so already in the pipe
+            drained += len(chunk)
         line, self.buffer = self.buffer.split(b"\n", 1)
-        answer = Answer.from_json(line)
-        answer.seconds = clock.seconds() - cpu_start
-        if answer.outcome is Outcome.TIMED_OUT or answer.seconds > limit:
-            answer = Answer(failure=timed_out(limit), outcome=Outcome.TIMED_OUT, seconds=answer.seconds)
-        return answer
+        reply = Reply.from_json(line)
+        reply.seconds = clock.seconds() - cpu_start
+        if reply.ending is Ending.TIMED_OUT or reply.seconds > limit:
+            reply = Reply(failure=timed_out(limit), ending=Ending.TIMED_OUT, seconds=reply.seconds)
+        return reply
 
     def _death(self) -> str:
         status = self.process.status(5)
@@ -265,8 +359,15 @@ class Worker:
             return f"the worker exited with status {code} before answering"
         name = signal.Signals(-code).name
         reasons = {"SIGXCPU": f"the CPU time limit of {self.limits.cpu_seconds} s was exceeded",
-                   "SIGSEGV": "the worker crashed (segmentation fault; a recursion too deep?)",
+                   "SIGSEGV": "the worker crashed (a segmentation fault): most likely a recursion that "
+                              "never ends, such as an operator that calls itself (`__radd__` returning "
+                              "`other + self`, or `x + y` inside `__add__`); in your own Python the "
+                              "snippet raises RecursionError there instead",
                    "SIGKILL": "the worker was killed (SIGKILL)"}
+        if name == "SIGKILL" and (oom_kills() or 0) > (self.oom_kills or 0):
+            return (f"the worker was killed by the kernel's out-of-memory killer: the machine, or its "
+                    f"memory cgroup, ran out of memory while it ran (within its own limit of "
+                    f"{self.limits.memory_mb} MB, it used more than the machine had to give)")
         return reasons.get(name, f"the worker was stopped by {name}")
 
     def stop(self) -> None:
@@ -277,7 +378,7 @@ class Worker:
 
     # -- requests ------------------------------------------------------------------------------
 
-    def _call(self, request: dict, limit: float) -> Answer:
+    def _call(self, request: dict, limit: float) -> Reply:
         if self.process is None:
             self._start()
         self._send({**request, "limit": limit})
@@ -285,47 +386,49 @@ class Worker:
         output.add(self.import_output.encode())
         self.import_output = ""
         try:
-            answer = self._receive(limit, output)
+            reply = self._receive(limit, output)
         except BaseException:
             self.stop()  # whatever stopped the wait, the next request gets a fresh worker
             raise
-        if self.process is not None and self.process.clock.others() and not self.process.clock.kill_others():
+        if self.sweep and self.process is not None and self.process.clock.others() \
+                and not self.process.clock.kill_others():
             self.stop()  # what it started would not die: the next request gets a fresh worker
-        answer.output, answer.printed = output.text(), output.printed
-        if answer.raised == "MemoryError":
-            answer.message = f"the memory limit of {self.limits.memory_mb} MB was reached"
-        return answer
+        reply.output, reply.printed = output.text(), output.printed
+        if reply.raised is not None and reply.raised.type == "MemoryError":
+            limit = f"the memory limit of {self.limits.memory_mb} MB was reached"
+            reply.raised = Raised("MemoryError", limit, reply.raised.where)
+        return reply
 
-    def load(self, name: str) -> Answer | None:
+    def load(self, name: str) -> Reply | None:
         """Import the implementation's `name`.py; None when it loaded, else why it did not."""
         if name in self.broken:
             return self.broken[name]
         if name not in self.files:
-            self.broken[name] = Answer(failure=f"{name}.py is missing from the submission",
-                                       outcome=Outcome.UNLOADED)
+            self.broken[name] = Reply(failure=f"{name}.py is missing from the submission",
+                                       ending=Ending.UNLOADED)
             return self.broken[name]
         if name in self.loaded and self.process is not None:
             return None
-        answer = self._call({"load": name}, self.limits.import_seconds)
-        if answer.outcome is Outcome.BUSY:
-            return answer
-        if answer.failure or answer.raised:
-            self.broken[name] = answer
-            return answer
+        reply = self._call({"load": name}, self.limits.import_seconds)
+        if reply.ending is Ending.BUSY:
+            return reply
+        if reply.failure or reply.raised:
+            self.broken[name] = reply
+            return reply
         self.loaded.add(name)
-        self.import_output += answer.output
+        self.import_output += reply.output
         return None
 
-    def run(self, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Answer:
-        """Run one scenario with a limit in seconds of CPU time; the answer always comes back,
-        whatever the implementation does. With `draw`, the answer also brings the graphs the
+    def run(self, scenario_id: str, kwargs: dict, limit: float, draw: bool = False) -> Reply:
+        """Run one scenario with a limit in seconds of CPU time; the reply always comes back,
+        whatever the implementation does. With `draw`, the reply also brings the graphs the
         scenario drew (see graphs.py)."""
         engine = scenarios.scenario(scenario_id).engine
         problem = self.load(engine)
         if problem is not None:
-            if problem.outcome is Outcome.BUSY:
+            if problem.ending is Ending.BUSY:
                 return problem
-            return Answer(failure=describe_load_problem(engine, problem), outcome=Outcome.UNLOADED)
+            return Reply(failure=describe_load_problem(engine, problem), ending=Ending.UNLOADED)
         request = {"scenario": scenario_id, "kwargs": kwargs, **({"draw": True} if draw else {})}
         return self._call(request, limit)
 
@@ -333,14 +436,27 @@ class Worker:
         self.stop()
 
 
-GRACE_SECONDS = 0.05  # CPU time a worker has to answer once its own timer has interrupted it
+GRACE_SECONDS = 0.05  # CPU time a worker has to reply once its own timer has interrupted it
 IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
 IDLE_FREE_SECONDS = 0.05  # idle time of every request that is not charged: the pipes' and the grader's
 FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
 
 
+def oom_kills() -> int | None:
+    """How many processes the kernel's out-of-memory killer has ended since the machine started
+    (`oom_kill` of /proc/vmstat, Linux 4.13 on), or None where it does not say."""
+    try:
+        with open("/proc/vmstat", "rb") as vmstat:
+            return next((int(line.split()[1]) for line in vmstat if line.startswith(b"oom_kill ")), None)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def timed_out(limit: float) -> str:
-    return f"timed out after {limit:.2f} s of CPU time"
+    return f"timed out after {limit:.2f} s of CPU time"  # the limit the judge states, to the same digits
+
+
+TIMED_OUT = re.compile(r"timed out after (\d+\.\d+) s of CPU time")  # timed_out()'s words, in a message
 
 
 def _line(message: dict) -> bytes:
@@ -366,29 +482,29 @@ def _idle(clock: sandbox.CpuClock, start: tuple[float, float], wall: float, cpu:
 
 
 def judge_time(limit: float, grace: float, idle_limit: float, cap: float, cpu: float,
-               idle: float | None, wall: float, idle_seconds: float | None = None) -> Answer | None:
-    """Whether a request still waiting for its answer has had its time, by the trusted side's
+               idle: float | None, wall: float, idle_seconds: float | None = None) -> Reply | None:
+    """Whether a request still waiting for its reply has had its time, by the trusted side's
     own measures: CPU time, time asleep or blocked (None where the kernel does not say; past
     `idle_limit`, what is left of the submission's `idle_seconds`, it times out), and wall-clock
     time (which only a machine too busy to give the worker a CPU uses up)."""
     if cpu > limit + grace:
-        return Answer(failure=timed_out(limit), outcome=Outcome.TIMED_OUT, seconds=cpu)
+        return Reply(failure=timed_out(limit), ending=Ending.TIMED_OUT, seconds=cpu)
     if idle is not None and idle > idle_limit:
         budget = f"; a submission may do so for {idle_seconds:g} s in all" if idle_seconds is not None else ""
-        return Answer(failure=f"{timed_out(limit)}: it slept or waited for {idle:.1f} s without "
+        return Reply(failure=f"{timed_out(limit)}: it slept or waited for {idle:.1f} s without "
                               f"using the CPU (a sleep, a lock, a read that never returns?){budget}",
-                      outcome=Outcome.TIMED_OUT, seconds=cpu)
+                      ending=Ending.TIMED_OUT, seconds=cpu)
     if wall > cap:
-        return Answer(failure=f"the machine was too busy: after {wall:.0f} s of wall-clock time the "
+        return Reply(failure=f"the machine was too busy: after {wall:.0f} s of wall-clock time the "
                               f"worker had had only {cpu:.2f} s of CPU time", seconds=cpu,
-                      outcome=Outcome.BUSY)
+                      ending=Ending.BUSY)
     return None
 
 
-def describe_load_problem(engine: str, answer: Answer) -> str:
-    if answer.raised:
-        where = f" ({answer.where})" if answer.where else ""
-        return f"importing {engine}.py raised {answer.raised}: {answer.message}{where}"
-    if answer.outcome is Outcome.UNLOADED:  # missing, or not a file to read: it says so itself
-        return answer.failure
-    return f"importing {engine}.py failed: {answer.failure}"
+def describe_load_problem(engine: str, reply: Reply) -> str:
+    if reply.raised:
+        where = f" ({reply.raised.where})" if reply.raised.where else ""
+        return f"importing {engine}.py raised {reply.raised.type}: {reply.raised.message}{where}"
+    if reply.ending is Ending.UNLOADED:  # missing, or not a file to read: it says so itself
+        return reply.failure
+    return f"importing {engine}.py failed: {reply.failure}"

@@ -26,7 +26,7 @@ class Dual:
         # END SOLUTION
 
     def __add__(self, other: Dual | float) -> Dual:
-        """Return self + other. Sum rule: (a + b)' = a' + b'. A plain number is a constant."""
+        """Return self + other, by the sum rule. A plain number is a constant."""
         # BEGIN SOLUTION dual: the sum rule
         other = other if isinstance(other, Dual) else Dual(other)
         return Dual(self.val + other.val, self.der + other.der)
@@ -39,7 +39,7 @@ class Dual:
         # END SOLUTION
 
     def __mul__(self, other: Dual | float) -> Dual:
-        """Return self * other. Product rule: (a * b)' = a' * b + a * b'."""
+        """Return self * other, by the product rule. A plain number is a constant."""
         # BEGIN SOLUTION dual: the product rule
         other = other if isinstance(other, Dual) else Dual(other)
         return Dual(self.val * other.val, self.der * other.val + self.val * other.der)
@@ -52,13 +52,13 @@ class Dual:
         # END SOLUTION
 
     def sin(self) -> Dual:
-        """Return sin(self). Chain rule: (sin a)' = cos(a) * a'."""
+        """Return sin(self), by the chain rule."""
         # BEGIN SOLUTION dual: the chain rule through sin
         return Dual(math.sin(self.val), math.cos(self.val) * self.der)
         # END SOLUTION
 
     def exp(self) -> Dual:
-        """Return e**self. Chain rule: (e**a)' = e**a * a'."""
+        """Return e**self, by the chain rule."""
         # BEGIN SOLUTION dual: the chain rule through exp
         e = math.exp(self.val)
         return Dual(e, e * self.der)

@@ -1,29 +1,26 @@
 """A reverse-mode autograd engine over NumPy arrays: the `Tensor` class.
 
-The same design as `value.py`, one level up: every node holds a float64 array and every
-backward rule is a whole-array operation. The order of the reverse pass comes from tapes,
-not from a search of the graph. Every tensor takes a number as it is made; a tensor is made
-after its parents, so in order of number each tensor comes after its parents. A leaf (a
-tensor you make from data) has no tape. A tensor made by an operation appends itself to its
-parents' tape; to a new one when none of them has a tape; and to a new one that merges
-theirs by number when they have different tapes. backward() runs the root's tape back from
-the root and runs the rule of each tensor the root reaches through parents, so it runs the
-root's own graph and nothing else. A tape keeps order, not tensors: it holds weak
-references, so a graph lives as long as you use it.
-
-Everything here is complete except `unbroadcast`, which the broadcasting operations (`+`,
-`-`, `*`) call to give each operand a gradient of its own shape. Replace its `TODO` line and
-its `raise` with your code, then check your work from the top of the kit with:
+The same design as `value.py`, one level up: every node holds a float64 array, and every
+backward rule is a whole-array operation. Everything here is complete except `unbroadcast`,
+which the broadcasting operations (`+`, `-`, `*`) call to give each operand a gradient of its
+own shape. Replace its `TODO` line and its `raise` with your code, then check your work from
+the top of the kit with:
 
     pytest autograder
+
+How backward() finds its order (a note; nothing here is yours to change, and it is not the
+topological sort that value.py's backward() asks of you): every tensor takes a number as it
+is made, so a tensor's number is larger than its parents'. backward() keeps the tensors it
+has reached in a heap and always runs the newest one's rule next, so a tensor's rule runs
+only after the rules of every tensor made from it. It reaches the root's own graph and
+nothing else, and keeps no list of tensors: a graph lives as long as you hold on to it, and
+a training loop frees each step's graph with the step.
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import itertools
-import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,37 +48,10 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     # END SOLUTION
 
 
-def _tape_for(parents: tuple[Tensor, ...]) -> list[tuple[int, weakref.ref[Tensor]]]:
-    """The tape that a tensor made from `parents` appends itself to: their one tape, a new one
-    when none of them has a tape, or their different tapes merged in order of number (which
-    costs the size of both, when their tensors were made in turns)."""
-    tapes = list({id(p._tape): p._tape for p in parents if p._tape is not None}.values())
-    if len(tapes) < 2:
-        return tapes[0] if tapes else []
-    tapes.sort(key=lambda tape: tape[0][0])
-    if all(older[-1][0] < newer[0][0] for older, newer in zip(tapes, tapes[1:])):
-        # Graphs built one after another (a running total): the oldest tape takes the others,
-        # so adding up many losses costs the size of each, not of all so far.
-        for newer in tapes[1:]:
-            tapes[0].extend(newer)
-        return tapes[0]
-    merged: list[tuple[int, weakref.ref[Tensor]]] = []
-    for entry in heapq.merge(*tapes):  # each tape is in order of number already
-        if not merged or merged[-1][0] < entry[0]:  # a tensor on two tapes goes on once
-            merged.append(entry)
-    return merged
-
-
 class Tensor:
-    """A float64 array that records how it was computed, so gradients can flow back.
+    """A float64 array that records how it was computed, so gradients can flow back."""
 
-    Threads may build and run graphs at once if no tensor made by an operation is in two of
-    them, and no two backward() calls add into one leaf's .grad at the same time: each graph's
-    tape and gradients are its own, and the one thing all tensors share, the counter of
-    numbers, counts atomically under CPython's GIL.
-    """
-
-    _numbers = itertools.count()  # a tensor's number is larger than its parents'
+    _numbers = itertools.count()  # the one thing tensors share; next() on it is atomic in CPython
 
     def __init__(self, data: npt.ArrayLike, _parents: Sequence[Tensor] = (), _op: str = ""):
         self.data = np.array(data, dtype=np.float64)  # a copy, never an alias of the input
@@ -89,11 +59,7 @@ class Tensor:
         self._prev = tuple(_parents)
         self._backward = lambda: None  # a leaf has nothing to pass on
         self._op = _op
-        self._number = next(Tensor._numbers)
-        self._tape = None  # a leaf has no tape
-        if self._prev:
-            self._tape = _tape_for(self._prev)
-            self._tape.append((self._number, weakref.ref(self)))
+        self._number = next(Tensor._numbers)  # larger than every parent's
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -219,46 +185,37 @@ class Tensor:
         """Add d(self)/d(leaf) into the .grad of every leaf that self depends on.
 
         Sets self.grad to `gradient` (by default ones, which only a tensor of one entry may
-        take, as in PyTorch), then runs self's tape from self back to its oldest tensor. The
-        rule of a tensor runs only if self reaches it: self does, and so do the parents of a
-        tensor whose rule runs. A tensor in between gets its .grad afresh, from zero, the
-        first time it is reached; a leaf's .grad is never cleared, so it adds up across calls.
-        The graph is kept, not used up: backward() may run through it again, from self or
-        from any tensor made from it later. Entries of tensors freed since leave the tape.
+        take, as in PyTorch), then runs the rule of every tensor of self's graph, newest first
+        (the note at the top). A tensor in between gets its .grad afresh, from zero, each time;
+        a leaf's .grad is never cleared, so it adds up across calls. The graph is kept:
+        backward() may run through it again, from self or from a tensor made from it later.
 
         Raises RuntimeError when self has more than one entry and no `gradient` is given, or
         when `gradient` has another shape than self.
         """
-        if gradient is None:
-            if self.data.size != 1:
-                raise RuntimeError(
-                    f"tensor.py: backward() without a gradient needs a tensor of one entry, such "
-                    f"as a loss, not one of shape {self.shape} (in PyTorch: grad can be implicitly "
-                    f"created only for scalar outputs); call .sum() or .mean() on it first, or "
-                    f"pass backward(gradient) an array of shape {self.shape}")
-            seed = np.ones(self.data.shape)
-        else:
-            seed = np.array(gradient, dtype=np.float64)
-            if seed.shape != self.shape:
-                raise RuntimeError(f"tensor.py: backward(gradient) takes a gradient of the tensor's "
-                                   f"shape {self.shape}, not {seed.shape}")
-        if self._tape is None:  # a leaf: its gradient adds up, as every leaf's does
+        if gradient is None and self.data.size != 1:
+            raise RuntimeError(f"tensor.py: backward() without a gradient needs a tensor of one entry, such "
+                               f"as a loss, not one of shape {self.shape} (in PyTorch: grad can be "
+                               f"implicitly created only for scalar outputs); call .sum() or .mean() on it "
+                               f"first, or pass backward(gradient) an array of shape {self.shape}")
+        seed = np.ones(self.shape) if gradient is None else np.array(gradient, dtype=np.float64)
+        if seed.shape != self.shape:
+            raise RuntimeError(f"tensor.py: backward(gradient) takes a gradient of the tensor's shape "
+                               f"{self.shape}, not {seed.shape}")
+        if not self._prev:  # a leaf: its gradient adds up, as every leaf's does
             self.grad += seed
             return
         self.grad = seed
-        end = bisect.bisect_left(self._tape, (self._number + 1,))  # the tensors made up to self
-        alive = [entry for entry in self._tape[:end] if entry[1]() is not None]
-        self._tape[:end] = alive  # a freed tensor was no part of self's graph
         reached = {self}
-        for _, ref in reversed(alive):
-            node = ref()
-            if node in reached:
-                for parent in node._prev:
-                    if parent not in reached:
-                        reached.add(parent)
-                        if parent._prev:  # a tensor in between: this pass gives it its gradient
-                            parent.grad = np.zeros(parent.data.shape)
-                node._backward()
+        newest_first = [(-self._number, self)]  # a heap: the largest number comes out first
+        while newest_first:
+            _, tensor = heapq.heappop(newest_first)
+            for parent in tensor._prev:
+                if parent._prev and parent not in reached:  # a tensor in between, met the first time
+                    reached.add(parent)
+                    parent.grad = np.zeros(parent.data.shape)
+                    heapq.heappush(newest_first, (-parent._number, parent))
+            tensor._backward()
 
 
 def cross_entropy(logits: Tensor, labels: Sequence[int] | np.ndarray) -> Tensor:

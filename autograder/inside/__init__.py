@@ -18,14 +18,14 @@ The protocol: one JSON object per line on a pipe each way, one request at a time
                          limit, draw (optional)                   under a CPU timer of `limit` s
 
     worker -> grader     fields                                   checked on the trusted side by
-    answered             observations (plain JSON; an array is    worker.Reply.from_json (form),
-                         {"ndarray", "shape"}), graphs if draw    answers.malformed (structure)
+    answered             observations (plain JSON; an array is    worker.Reply.from_json (form and
+                         {"ndarray", "shape"}), graphs if draw    bounds), answers.malformed (structure)
     raised               raised (class name), message, where      worker.Reply.from_json (bounds)
     timeout              timeout: true (its own timer fired)      worker.Worker (its own clock)
     unplain              unplain: why it was not plain data       worker.Reply.from_json
 
 What the worker prints goes to a third pipe, counted and cut at `output_kb` by the trusted
-side. A reply that is not one of these, a line past 32 MB, a worker that dies, closes its
+side. A reply that is not one of these, a line past 8 MB, a worker that dies, closes its
 pipe, stops reading, or takes longer than its limit is judged by the trusted side alone
 (`worker.py`), and the worker is replaced for the next request.
 """

@@ -5,13 +5,16 @@ prints), with one rule changed at a time (the model below), so that a wrong answ
 a known wrong rule everywhere is named.
 """
 
+from __future__ import annotations
+
 import ast
 import math
 
 import pytest
 
-from autograder.judge import Tolerance, ratio, unwrapped
+from autograder.answers import Tolerance
 from autograder.parts import Part
+from autograder.suspects import ratio, unwrapped
 
 PART = Part("dual",
             misconceptions=("dual-number-not-wrapped", "dual-product-rule", "dual-sin-sign",

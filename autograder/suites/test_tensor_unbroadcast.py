@@ -5,10 +5,13 @@ size-1 axes, (1, 3), (2, 1), (4, 2, 3) -> (2, 1) and (4, 2, 3) -> (1, 1, 3), are
 show.
 """
 
+from __future__ import annotations
+
 import pytest
 
-from autograder.judge import arrays_at, raised_saying, shape_is
+from autograder.answers import arrays_at
 from autograder.parts import Part
+from autograder.suspects import shape_is
 
 PART = Part("tensor.unbroadcast",
             also_costs=("tensor.training",),
@@ -87,24 +90,16 @@ def test_every_shape_that_broadcasts_to(grade, ask, out_shape):
           suspects=DIRECT)
 
 
-# A wrong-shaped gradient cannot be added into an operand's .grad: the engine raises ValueError.
-# A (4,) gradient for the (4, 1) column broadcasts to (4, 4); a gradient not summed at all, (4, 5).
-NOT_SUMMED = raised_saying("ValueError", "non-broadcastable output operand")
-ENGINE = {
-    "bias": ((5,), {"unbroadcast-leading-axes": NOT_SUMMED}),
-    "column": ((4, 1), {"unbroadcast-no-keepdims": raised_saying("ValueError", "shape (4,4)")}),
-    "row": ((1, 5), {}),
-    "scalar": ((), {"unbroadcast-leading-axes": NOT_SUMMED}),
-    "single entry": ((1, 1), {}),
-    "same shape": ((4, 5), {}),
-}
+# Through the engine, a wrong-shaped gradient cannot be added into its operand's .grad, and the
+# engine raises ValueError for many a bug alike: the direct checks above name the bug instead.
+ENGINE = {"bias": (5,), "column": (4, 1), "row": (1, 5), "scalar": (), "single entry": (1, 1),
+          "same shape": (4, 5)}
 
 
 @pytest.mark.parametrize("operand", list(ENGINE))
 def test_the_engine_with_an_operand(grade, ask, operand):
     """X (4, 5) and Y broadcast through +, - and *, then sum and backward: each .grad has its shape."""
-    shape, suspects = ENGINE[operand]
-    grade("tensor:broadcast_operand", seed=ask.seed(200), shape=shape, suspects=suspects)
+    grade("tensor:broadcast_operand", seed=ask.seed(200), shape=ENGINE[operand])
 
 
 def test_the_engine_with_every_kind_of_operand(grade, ask):

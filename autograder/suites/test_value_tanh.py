@@ -1,7 +1,8 @@
 """value.tanh: tanh and its derivative, taken from the output."""
 
-from autograder.judge import lost_a_contribution, ratio
 from autograder.parts import Part
+from autograder.suites.draws import signed
+from autograder.suspects import lost_a_contribution, ratio
 
 PART = Part("value.tanh",
             also_costs=("value.stability",),
@@ -21,24 +22,24 @@ def derivative_from_input(upstream: float):
 
 def test_tanh_at_the_root(grade, ask):
     """tanh at seeded random inputs in [-2.5, 2.5], each the root of its graph."""
-    grade("value:tanh_at_root", seed=ask.seed(12), count=10,
+    grade("activations:tanh_at_root", seed=ask.seed(12), count=10,
           suspects={"tanh-derivative-of-input": derivative_from_input(1.0)})
 
 
 def test_tanh_at_random_inputs(grade, ask):
     """tanh at seeded random inputs in [-2.5, 2.5], with an upstream gradient of 3."""
-    grade("value:tanh_values", seed=ask.seed(2), count=20,
+    grade("activations:tanh_values", seed=ask.seed(2), count=20,
           suspects={"tanh-derivative-of-input": derivative_from_input(3.0),
                     "ignores-upstream": ratio("grad", 1 / 3)})
 
 
 def test_tanh_of_computed_values(grade, ask):
-    """tanh of a computed value, x + 0.25, with an upstream gradient of 3: the gradient must reach x."""
-    grade("value:tanh_of_computed_values", seed=ask.seed(17), count=10,
+    """tanh of a computed value, not a leaf, with an upstream gradient of 3."""
+    grade("activations:tanh_of_computed_values", seed=ask.seed(17), count=10,
           suspects={"ignores-upstream": ratio("grad", 1 / 3)})
 
 
 def test_tanh_beside_its_input(grade, ask):
-    """tanh(x) + x: x collects a gradient from both terms."""
-    grade("value:tanh_beside_input", x=ask.number(0.5, 0.2, 1.5),
+    """tanh(x) + x, at x of both signs: x collects a gradient from both terms."""
+    grade("activations:tanh_beside_input", points=signed(ask),
           suspects={"overwrites-gradient": lost_a_contribution("grad", None, 1.0)})

@@ -5,9 +5,11 @@ steps. Every step's loss is judged with the looser training tolerance, and the f
 must be the reference's.
 """
 
+from autograder.answers import Series
 from autograder.datasets import grading_data
-from autograder.judge import Series, unwrapped
 from autograder.parts import Part
+from autograder.suites.loops import SLOW_BACKWARD
+from autograder.suspects import unwrapped
 
 PART = Part("value.training",
             misconceptions=("number-not-wrapped",))
@@ -25,5 +27,5 @@ def test_a_network_on_moons(grade, ask):
     """The scalar engine trains a 2-{hidden}-{hidden}-1 ReLU network on 30 moons: {steps} full-batch
     steps, lr {lr}."""
     grade("training:train_moons", tolerance="training", steps=5, lr=1.0, seed=ask.seed(0), hidden=8,
-          suspects={"number-not-wrapped": unwrapped("data")}, series=STEPS,
+          suspects={"number-not-wrapped": unwrapped("data")}, series=STEPS, slow=SLOW_BACKWARD,
           **grading_data("moons"))

@@ -7,9 +7,9 @@ They only explain a failed answer (graphs.py), never decide one.
 
 from __future__ import annotations
 
+import linecache
 import os
 import random
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -63,6 +63,25 @@ def uniform(seed: int, count: int, low: float, high: float, avoid: float = 0.0,
     return numbers
 
 
+def pairs(seed: int, count: int, low: float, high: float, avoid: float = 0.0,
+          margin: float = 0.0) -> list[tuple[float, float]]:
+    """`count` seeded pairs (a, b) for a range that holds both signs around `avoid` (low < avoid
+    < high): each of a and b takes one number from each slice of the range (`uniform`), and
+    every combination of their sides of `avoid` comes about count/4 times, whatever the seed."""
+    firsts, seconds = uniform(seed, count, low, high, avoid, margin), uniform(seed + 1, count, low, high,
+                                                                               avoid, margin)
+    below = [b for b in seconds if b < avoid]
+    above = [b for b in seconds if b >= avoid]
+    found = []
+    for side in ([a for a in firsts if a < avoid], [a for a in firsts if a >= avoid]):
+        half = (len(side) + 1) // 2  # half of this side's a with a b below, the rest with one above
+        for index, a in enumerate(side):
+            partners = below if (index < half and below) or not above else above
+            found.append((a, partners.pop()))
+    random.Random(seed + 2).shuffle(found)
+    return found
+
+
 def describe(error: BaseException) -> dict:
     """An exception as plain data: its type, its message, and the last line of the
     submission's own code (a file of the worker's folder) it passed through."""
@@ -70,12 +89,19 @@ def describe(error: BaseException) -> dict:
         text = str.__str__(str(error))[:2000]
     except Exception:  # noqa: BLE001 - a submission's exception may fail to print
         text = ""
-    here = os.getcwd()
+    # Only the last line of the submission's is looked up (as serve.py's `where` does): a
+    # recursion's traceback holds 20,000 frames, and extracting them all takes longer than a
+    # case's limit, which turned the student's RecursionError into a timeout.
+    here, last, step = os.getcwd(), None, error.__traceback__
+    while step is not None:
+        if step.tb_frame.f_code.co_filename.startswith(here):
+            last = step
+        step = step.tb_next
     where = ""
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        if frame.filename.startswith(here):
-            where = f"{os.path.basename(frame.filename)}, line {frame.lineno}: {frame.line}"
-            break
+    if last is not None:
+        filename = last.tb_frame.f_code.co_filename
+        line = linecache.getline(filename, last.tb_lineno).strip()
+        where = f"{os.path.basename(filename)}, line {last.tb_lineno}: {line}"
     return {"type": type(error).__name__, "message": text, "where": where}
 
 
@@ -88,6 +114,7 @@ class Drawings:
     on: bool = False
     last: dict | None = None
     cases: list = field(default_factory=list)
+    notes: dict = field(default_factory=dict)  # inputs the case being run adds of its own (`note`)
 
 
 _request = Drawings()
@@ -118,17 +145,24 @@ def drawings() -> list:
     return found if any(graph is not None for graph in found) else []
 
 
+def note(**inputs) -> None:
+    """Add to the inputs of the case being run what it found out on the way (how many nodes an
+    operation made): never compared, only read to choose the snippet its message shows."""
+    _request.notes.update(inputs)
+
+
 def case(inputs: dict, observe: Callable[[], dict]) -> dict:
     """One case of a scenario: its inputs and what `observe` saw, or the exception it raised,
     so that a message can show the very case that failed. `observe` may add inputs of its own
     (a shift it computed) under "inputs". The graph it drew, if any, is kept as this case's."""
     _request.last = None
+    _request.notes.clear()
     try:
         found = observe()
     except Exception as error:  # noqa: BLE001 - whatever the submission raises is the answer
-        return {"inputs": inputs, "raised": describe(error)}
+        return {"inputs": {**inputs, **_request.notes}, "raised": describe(error)}
     finally:
         if _request.on:
             _request.cases.append(_request.last)
         _request.last = None
-    return {**found, "inputs": {**inputs, **found.get("inputs", {})}}
+    return {**found, "inputs": {**inputs, **found.get("inputs", {}), **_request.notes}}

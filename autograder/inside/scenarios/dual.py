@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 
-from .common import scenario, uniform
+from .common import case, central_difference, scenario, uniform
 
 X = ["x"]
 LESSON = ["add", ["mul", ["sin", X], ["exp", X]], ["mul", X, X]]
@@ -75,15 +75,53 @@ def random_tree(rng: random.Random, depth: int) -> list:
     return [kind, *operands]
 
 
+def covered(tree: list, x: float) -> set[tuple[str, str, str]]:
+    """What the function shows of each rule at x: for sin, exp and *, the sign of each operand's
+    value and of its derivative in x, as (rule, "value" or "slope", "+" or "-")."""
+    found: set[tuple[str, str, str]] = set()
+
+    def walk(node: list) -> tuple[float, float]:  # (value, derivative in x), by the forward rules
+        kind = node[0]
+        if kind == "x":
+            return x, 1.0
+        if kind == "const":
+            return node[1], 0.0
+        operands = [walk(child) for child in node[1:]]
+        if kind != "add":
+            for value, slope in operands:
+                found.add((kind, "value", "+" if value >= 0 else "-"))
+                found.add((kind, "slope", "+" if slope >= 0 else "-"))
+        (a, da), (b, db) = operands if len(operands) == 2 else (operands[0], (0.0, 0.0))
+        if kind == "add":
+            return a + b, da + db
+        if kind == "mul":
+            return a * b, da * b + a * db
+        return (math.sin(a), math.cos(a) * da) if kind == "sin" else (math.exp(a), math.exp(a) * da)
+
+    walk(tree)
+    return found
+
+
+EVERY_SIGN = {(kind, what, sign) for kind in ("sin", "exp", "mul") for what in ("value", "slope")
+              for sign in "+-"}
+
+
 def random_functions_at(seed: int, count: int) -> list[tuple[list, float]]:
-    """`count` seeded functions with a point each, none of them larger than LARGEST there."""
+    """`count` seeded functions with a point each, none of them larger than LARGEST there, that
+    together show every rule at operands of both signs and of slopes of both signs, whatever
+    the seed: a function is taken while the slots left outnumber the signs still unshown, and
+    then only if it shows one of them."""
     rng = random.Random(seed)
-    drawn = []
+    drawn, shown = [], set()
     while len(drawn) < count:
         tree = random_tree(rng, 3)
         x = round(rng.uniform(-1.5, 1.5), 6)
-        if tree != X and abs(value_at(tree, x)) <= LARGEST:
+        if tree == X or abs(value_at(tree, x)) > LARGEST:
+            continue
+        new = covered(tree, x) - shown
+        if count - len(drawn) > len(EVERY_SIGN - shown) or new:
             drawn.append((tree, x))
+            shown |= new
     return drawn
 
 
@@ -146,11 +184,9 @@ def products(dual, seed: int, count: int) -> list[dict]:
     p = a * b
     print(p.val, p.der)                  # a'b + ab'
     """
-    cases = []
-    for a, da, b, db in zip(*(uniform(seed + i, count, -2.0, 2.0) for i in range(4))):
-        p = dual.Dual(a, da) * dual.Dual(b, db)
-        cases.append({"inputs": {"a": a, "da": da, "b": b, "db": db}, **_observed(p)})
-    return cases
+    return [case({"a": a, "da": da, "b": b, "db": db},
+                 lambda a=a, da=da, b=b, db=db: _observed(dual.Dual(a, da) * dual.Dual(b, db)))
+            for a, da, b, db in zip(*(uniform(seed + i, count, -2.0, 2.0) for i in range(4)))]
 
 
 @scenario("dual")
@@ -161,13 +197,12 @@ def sin_and_exp(dual, seed: int, count: int, der: float) -> list[dict]:
     s, e = x.sin(), x.exp()
     print(s.val, s.der, e.val, e.der)    # s.der = cos(x) * {der}
     """
-    cases = []
-    for x in uniform(seed, count, -3.0, 3.0):
+    def observe(x: float) -> dict:
         d = dual.Dual(x, der)
         s, e = d.sin(), d.exp()
-        cases.append({"inputs": {"x": x, "der": der}, "sin_val": s.val, "sin_der": s.der,
-                      "exp_val": e.val, "exp_der": e.der})
-    return cases
+        return {"sin_val": s.val, "sin_der": s.der, "exp_val": e.val, "exp_der": e.der}
+
+    return [case({"x": x, "der": der}, lambda x=x: observe(x)) for x in uniform(seed, count, -3.0, 3.0)]
 
 
 @scenario("dual")
@@ -178,6 +213,25 @@ def random_functions(dual, seed: int, count: int, der: float) -> list[dict]:
     f = eval({f})
     print(f.val, f.der)
     """
-    return [{"inputs": {"f": render(tree), "x": x, "der": der},
-             **_observed(evaluate(tree, dual.Dual(x, der)))}
+    return [case({"f": render(tree), "x": x, "der": der},
+                 lambda tree=tree, x=x: _observed(evaluate(tree, dual.Dual(x, der))))
             for tree, x in random_functions_at(seed, count)]
+
+
+@scenario("dual")
+def operation(dual, expression: str, seed: int, count: int, low: float, high: float, der: float = 1.0
+              ) -> list[dict]:
+    """
+    from dual import Dual
+    x = Dual({x}, {der})                 # der = {der}: f.der must be {der} * f'(x)
+    f = eval({expression}, dict(), {"x": x, "Dual": Dual})
+    print(f.val, f.der)
+    """
+    def at(x: float, tangent: float) -> object:
+        return eval(expression, {}, {"x": dual.Dual(x, tangent), "Dual": dual.Dual})  # noqa: S307 - the suite's own
+
+    def observe(x: float) -> dict:
+        slope = central_difference(lambda t: float(at(t, 0.0).val), x)  # of the submission's own forward pass
+        return {**_observed(at(x, der)), "der_fd": der * slope}
+
+    return [case({"x": x, "der": der}, lambda x=x: observe(x)) for x in uniform(seed, count, low, high)]

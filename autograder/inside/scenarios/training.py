@@ -121,6 +121,7 @@ def train_digits(
     lr: float = 0.2,
     batch_size: int = 32,
     seed: int = 0,
+    hidden: int = 128,
 ) -> dict[str, object]:
     """
     import sys
@@ -129,16 +130,16 @@ def train_digits(
     from autograder.datasets import grading_data  # the digits the grader trains on
     from autograder.inside.scenarios.training import train_digits
     run = train_digits(tensor, epochs={epochs}, lr={lr}, batch_size={batch_size}, seed={seed},
-                       **grading_data("digits"))
+                       hidden={hidden}, **grading_data("digits"))
     print(run["losses"], run["test_accuracy"])
     """
-    # A 64-128-10 ReLU network, minibatch SGD with the fused cross-entropy. One generator
+    # A 64-hidden-10 ReLU network, minibatch SGD with the fused cross-entropy. One generator
     # seeds the He-normal weights (zero biases), then shuffles the rows every epoch.
     # Returns the mean training loss of every epoch and the accuracy on the test rows.
     rng = np.random.default_rng(seed)
     X_train = np.asarray(X_train, dtype=np.float64)
     y_train = np.asarray(y_train, dtype=np.intp)
-    n_in, n_hidden, n_out = X_train.shape[1], 128, 10
+    n_in, n_hidden, n_out = X_train.shape[1], hidden, 10
     W1 = tensor.Tensor(rng.normal(0.0, math.sqrt(2.0 / n_in), size=(n_in, n_hidden)))
     b1 = tensor.Tensor(np.zeros(n_hidden))
     W2 = tensor.Tensor(rng.normal(0.0, math.sqrt(2.0 / n_hidden), size=(n_hidden, n_out)))
