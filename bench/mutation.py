@@ -1,9 +1,9 @@
 """The mutation score of the suites, and how long finding it takes.
 
-Generates every one-edit mutant of the stub bodies (autograder/staff/mutation.py), probes each against the
+Generates every one-edit mutant of the stub bodies (mutants/), probes each against the
 reference in this process, grades every behaviour-changing one as a TA grades a folder (a
 pytest subprocess against the sealed reference, `--jobs` at a time), and grades the corpus's
-single bugs the same way. Prints what tests/test_mutation.py prints (the score per part, the
+single bugs the same way. Prints what tests/staff/test_mutation.py prints (the score per part, the
 survivors with their diffs, the mutants that cost another part, the equivalent ones), the
 tests that nothing fails, and the timings: sealing, generating, probing and grading, with the
 probe's time per mutant and one grading's as a ratio measured in this run.
@@ -28,7 +28,8 @@ from autograding import autograde_folder  # noqa: E402
 from corpus import bug_folders  # noqa: E402
 
 from autograder.config import load  # noqa: E402
-from autograder.staff.mutation import collected_tests, grade_all, mutation_run, unfailed  # noqa: E402
+from mutants.grading import collected_tests, grade_all, unfailed  # noqa: E402
+from mutants.run import mutation_run  # noqa: E402
 
 
 def main() -> None:
@@ -39,7 +40,7 @@ def main() -> None:
         scratch = Path(folder)
         start = time.perf_counter()
         sealed = scratch / "reference.json"
-        autograde_folder(KIT / "solutions", scratch / "sealing.json", "--seal-reference", str(sealed))
+        autograde_folder(KIT / "solutions", scratch / "sealing.json", f"--seal-reference={sealed}")
         sealing = time.perf_counter() - start
         run = mutation_run(sealed, scratch / "mutants", jobs, parts=list(load().parts))
         start = time.perf_counter()

@@ -5,9 +5,9 @@ reference's engines: no worker, no pytest, no judge. Against it, in this one run
 
 - one submission as `autograder bulk` grades it: in a grading process that stays (after a
   first submission has warmed it), with sealed answers to the public questions;
-- the same as an official grading: its own questions, with the reference answered live beside
-  it, in a worker of its own, against twice the floor (the submission's calls and the
-  reference's);
+- the same as an official grading: its own questions, with the reference answered beside it
+  as bulk answers it (live, in a worker of its own, and from its replicas: autograder/staff/
+  replicas), against twice the floor (the submission's calls and the reference's);
 - `pytest autograder` as a process of its own, with sealed answers (as a student runs the
   handout, and Gradescope the bundle), with the pytest plugins of this Python and with those
   a student's has (the kit's dependencies' alone);
@@ -34,12 +34,13 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from autograder.questions import make_secret
+from autograder.runner import folder_digest
 from autograder.staff import graders
-from autograder.staff.bulk import pytest_env
+from autograder.staff.bulk import Official, pytest_env
 
 KIT = Path(__file__).resolve().parent.parent
 PYTEST = [sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p", "no:cacheprovider",
-          "--submission", str(KIT / "solutions")]
+          "--submission=" + str(KIT / "solutions")]
 # The floor: every scenario call, once, on the reference, in one process.
 FLOOR = """
 import importlib, json, sys
@@ -80,8 +81,8 @@ def as_bulk(reference: list[str], folder: Path, repeat: int) -> float:
     try:
         times = []
         for index in range(repeat + 1):  # the first warms the process: bulk pays it once per job
-            args = graders.pytest_args("--submission", str(KIT / "solutions"), *reference,
-                                       "--results-json", str(folder / f"results-{index}.json"), "--tb=line")
+            args = graders.pytest_args("--submission=" + str(KIT / "solutions"), *reference,
+                                       "--results-json=" + str(folder / f"results-{index}.json"), "--tb=line")
             start = time.perf_counter()
             ending = pool.grade(args, folder / f"log-{index}.txt", cap=600)
             times.append(time.perf_counter() - start)
@@ -99,19 +100,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         sealed, junit, calls = folder / "reference.json", folder / "junit.xml", folder / "calls.json"
-        subprocess.run([*PYTEST, "--seal-reference", str(sealed), "--junitxml", str(junit)], cwd=KIT,
+        subprocess.run([*PYTEST, f"--seal-reference={sealed}", f"--junitxml={junit}"], cwd=KIT,
                        check=True, capture_output=True)
         calls.write_text(json.dumps(scenario_calls(junit)), encoding="utf-8")
         floor_code = FLOOR.format(solutions=str(KIT / "solutions"), calls=str(calls))
         floor = wall([sys.executable, "-c", floor_code], repeat)
         secret = folder / "grading.secret"
         make_secret(secret)
-        bulk = as_bulk(["--reference", str(sealed)], folder, repeat)
-        official = as_bulk(["--grading-secret", str(secret), "--reference", str(KIT / "solutions")],
-                           folder, repeat)
-        from_sealed = wall([*PYTEST, "--reference", str(sealed)], repeat)
+        bulk = as_bulk([f"--reference={sealed}"], folder, repeat)
+        # As bulk asks: the reference live beside it, with its replicas (the same questions each
+        # time, so every run after the first, which warms the process, answers from them).
+        options = Official(secret, KIT / "solutions", folder_digest(KIT / "solutions")).options("bench")
+        official = as_bulk(options, folder, repeat)
+        from_sealed = wall([*PYTEST, f"--reference={sealed}"], repeat)
         # A student's Python has the pytest plugins of the kit's dependencies alone.
-        handout = wall([*PYTEST, "-p", "pytest_timeout", "--reference", str(sealed)], repeat,
+        handout = wall([*PYTEST, "-p", "pytest_timeout", f"--reference={sealed}"], repeat,
                        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
         live = wall(PYTEST, repeat)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; medians of {repeat}")

@@ -51,8 +51,8 @@ def seal_reference(folder: Path, seed: str = "public") -> SimpleNamespace:
     """solutions/ graded at `seed`, its answers sealed: `.path` of the sealed file, `.parts` its
     results, `.junit` pytest's report of every test (with the scenario each asked for), `.seed`."""
     path, junit = folder / "reference.json", folder / "junit.xml"
-    parts = autograde_folder(KIT / "solutions", folder / "results.json", "--seal-reference", str(path),
-                             "--junitxml", str(junit), "--grading-seed", seed)
+    parts = autograde_folder(KIT / "solutions", folder / "results.json", f"--seal-reference={path}",
+                             f"--junitxml={junit}", "--grading-seed", seed)
     return SimpleNamespace(path=path, parts=parts, junit=junit, seed=seed)
 
 
@@ -88,7 +88,7 @@ def autograde(sealed_at: Callable[[str], SimpleNamespace],
 
     def grade(submission: Path, env: dict | None = None, seed: str = "public") -> dict[str, dict]:
         target = Path(tempfile.mkdtemp(dir=results)) / "results.json"
-        return autograde_folder(submission, target, "--reference", str(sealed_at(seed).path),
+        return autograde_folder(submission, target, f"--reference={sealed_at(seed).path}",
                                 "--grading-seed", seed, env=env)
 
     return grade

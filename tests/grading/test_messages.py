@@ -3,17 +3,19 @@ file, the very case that failed, and a score table that is the last thing printe
 
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from support import KIT
 from support.autograding import autograde_folder
-from support.corpus import CORPUS, GIVEN_CHANGES, Edit, Submission, build
+from support.corpus import BUGS, CORPUS, GIVEN_CHANGES, Edit, Submission, build
 
 from autograder import scenarios
 from autograder.config import load
@@ -25,8 +27,8 @@ PARTS = load().parts
 def failures(submission: Path, tmp_path: Path, sealed: Path) -> tuple[dict[str, dict], dict[str, str]]:
     """results.json's entries by part, and every failed test's message by test id."""
     junit = tmp_path / f"{submission.name}.xml"
-    parts = autograde_folder(submission, tmp_path / f"{submission.name}.json", "--reference", str(sealed),
-                             "--junitxml", str(junit))
+    parts = autograde_folder(submission, tmp_path / f"{submission.name}.json", f"--reference={sealed}",
+                             f"--junitxml={junit}")
     messages = {}
     for case in ElementTree.parse(junit).iter("testcase"):
         failure = case.find("failure")
@@ -62,7 +64,7 @@ def test_a_file_that_cannot_be_loaded_costs_one_line_per_part(sealed_reference, 
         (folder / "tensor.py").unlink()
     else:
         (folder / "tensor.py").write_text("def unbroadcast(grad, shape)\n    return grad\n", encoding="utf-8")
-    parts = autograde_folder(folder, tmp_path / "results.json", "--reference", str(sealed_reference.path))
+    parts = autograde_folder(folder, tmp_path / "results.json", f"--reference={sealed_reference.path}")
     for part in ("tensor.unbroadcast", "tensor.training"):
         lines = parts[part]["output"].splitlines()
         assert len(lines) == 2, parts[part]["output"]
@@ -81,7 +83,9 @@ def test_a_changed_given_operation_is_named_first(sealed_reference, tmp_path, op
     assert parts["value.given"]["status"] == "failed"
     assert parts["value.given"]["output"].splitlines()[1].startswith(f"Your `{name}` is not the given one:")
     lost = {part for part, entry in parts.items() if entry["score"] < entry["max_score"]}
-    assert lost and lost <= {p for p in PARTS if p.startswith("value.")}
+    assert lost <= {p for p in PARTS if p.startswith("value.")}
+    # `-` between two values is in no check but this one: a student may build it from `*`.
+    assert bool(lost) == (name != "-"), lost
     for test, message in messages.items():
         if "training" in test or "given" in test:
             continue
@@ -109,8 +113,6 @@ def test_the_case_shown_is_the_one_that_failed(sealed_reference, tmp_path):
 
 def test_every_given_operation_a_scenario_uses_is_in_its_snippet(reference):
     """So that a message names a changed given operation exactly where its check uses it."""
-    from autograder.inside.scenarios import value as value_scenarios
-
     Value = reference.value.Value
     given = set(handout(KIT / "solutions").given)
     methods = {name: OPERATORS.get(name, name) for name in vars(Value)
@@ -126,21 +128,27 @@ def test_every_given_operation_a_scenario_uses_is_in_its_snippet(reference):
         return call
 
     # (The check of the given operations itself is left out: its message names every one that changed.)
-    calls = {"products": {"seed": 1, "count": 3},
-             "three_calls": {"a": 2.0, "b": 3.0, "c": 4.0},
-             "loop_correct": {"w0": 0.0, "target": 4.0, "lr": 0.1},
-             "relu_in_expression": {"a": 1.5, "c": -0.5},
-             "mixed_graph": {"seed": 5, "count": 2}, "quotients_of_computed_values": {"seed": 16, "count": 2},
-             "tanh_at_root": {"seed": 12, "count": 2}, "zero_grad_reach": {"a": 0.3, "b": -0.8},
-             "rebuilt_graph": {"x": 0.5}, "diamond": {"a": 1.0}}
+    calls = {"arithmetic:products": {"seed": 1, "count": 3},
+             "backward:three_calls": {"a": 2.0, "b": 3.0, "c": 4.0},
+             "backward:loop_correct": {"w0": 0.0, "target": 4.0, "lr": 0.1},
+             "activations:relu_in_expression": {"a": 1.5, "c": -0.5},
+             "backward:mixed_graph": {"seed": 5, "count": 2},
+             "arithmetic:quotients_of_computed_values": {"seed": 16, "count": 2},
+             "arithmetic:quotient_of_itself": {"points": [2.0, -0.75]},
+             "activations:tanh_at_root": {"seed": 12, "count": 2},
+             "activations:tanh_beside_input": {"points": [0.5, -3.0]},
+             "backward:zero_grad_reach": {"a": 0.3, "b": -0.8},
+             "backward:rebuilt_graph": {"x": 0.5}, "backward:diamond": {"points": [1.0, -2.0]}}
     try:
         for method in methods:
             setattr(Value, method, recording(method))
-        for name, kwargs in calls.items():
+        for scenario_id, kwargs in calls.items():
+            module, _, name = scenario_id.partition(":")
             used.clear()
-            getattr(value_scenarios, name)(reference.value, **kwargs)
-            declared = scenarios.scenario(f"value:{name}").operations
-            assert used <= declared, f"value:{name} uses {sorted(used - declared)}, which its snippet hides"
+            scenario = getattr(importlib.import_module(f"autograder.inside.scenarios.{module}"), name)
+            scenario(reference.value, **kwargs)
+            declared = scenarios.scenario(scenario_id).operations
+            assert used <= declared, f"{scenario_id} uses {sorted(used - declared)}, which its snippet hides"
     finally:
         for method, original in originals.items():
             setattr(Value, method, original)
@@ -205,8 +213,8 @@ def test_a_failed_check_says_first_which_part_it_counts_for(sealed_reference, tm
     folder = tmp_path / "mul-and-training"
     build(next(s for s in CORPUS if s.name == "mul-assigns-instead-of-adding"), KIT / "solutions", folder)
     junit = tmp_path / "report.xml"
-    autograde_folder(folder, tmp_path / "results.json", "--reference", str(sealed_reference.path),
-                     "--junitxml", str(junit))
+    autograde_folder(folder, tmp_path / "results.json", f"--reference={sealed_reference.path}",
+                     f"--junitxml={junit}")
     firsts = {case.get("classname").rsplit(".", 1)[1]: case.find("failure").text.splitlines()[0]
               for case in ElementTree.parse(junit).iter("testcase") if case.find("failure") is not None}
     assert firsts == {"test_value_mul": "[counts for value.mul]",
@@ -219,9 +227,39 @@ def test_a_training_run_says_where_it_departs_and_which_parts_it_needs(sealed_re
     points too."""
     folder = tmp_path / "mul-and-training"
     build(next(s for s in CORPUS if s.name == "mul-assigns-instead-of-adding"), KIT / "solutions", folder)
-    parts = autograde_folder(folder, tmp_path / "results.json", "--reference", str(sealed_reference.path))
+    parts = autograde_folder(folder, tmp_path / "results.json", f"--reference={sealed_reference.path}")
     message = " ".join(parts["value.training"]["output"].split())
     assert re.search(r"The run follows the reference's for \d+ steps?, and departs in step \d+\.", message)
     assert "a gradient (an operation's rule, backward() or zero_grad()) is wrong" in message
     assert ("This check needs value.backward, value.mul, value.relu and value.zero_grad: a bug in any of "
             "them may cost it. Of those, value.mul lost points too: start with its messages.") in message
+
+
+# -- a student's default run: a line per lost check ---------------------------------------------
+
+def default_run(folder: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider",
+                           f"--submission={folder}"], cwd=KIT, capture_output=True, text=True, timeout=600)
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_a_default_run_gives_each_lost_check_one_line_that_names_its_mistake(tmp_path):
+    """For every bug of the corpus, `pytest autograder` as a student runs it: after pytest's own
+    progress, one line per lost check (its part, its test, the first difference), the line of
+    every check that names the mistake says so, and no whole message."""
+    def run(bug: Submission) -> str | None:
+        build(bug, KIT / "solutions", tmp_path / bug.name)
+        output = default_run(tmp_path / bug.name)
+        section = output.split(" lost checks ", 1)[1] if " lost checks " in output else "\n"
+        lines = section.split("\n", 1)[1].split("Each one's whole message", 1)[0].splitlines()
+        lost = [line for line in lines if line.split("  ")[0] in PARTS]
+        failed = int(re.search(r"(\d+) lost", output)[1]) if re.search(r"(\d+) lost", output) else 0
+        named = {tag for line in lost for tag in re.findall(r"\[([\w-]+)\]$", line)}
+        if not lost or len(lost) != failed or "To reproduce" in output or not bug.names & named:
+            return f"{bug.name}: {len(lost)} lines, {failed} lost, named {sorted(named)}\n{output[-3000:]}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        problems = [p for p in pool.map(run, [b for b in BUGS if b.names]) if p]
+    assert not problems, "\n\n".join(problems[:3])

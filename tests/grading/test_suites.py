@@ -11,6 +11,7 @@ asked for.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import math
@@ -26,9 +27,10 @@ from pathlib import Path
 import pytest
 from platforms.test_release import only_packages
 from support import KIT, SEEDS
-from support.autograding import autograde_folder
 
-from autograder import judge, scenarios
+from autograder import judge, scenarios, scoring
+from autograder.answers import Tolerance, is_raised
+from autograder.checks import fill
 from autograder.config import load
 from autograder.misconceptions import CATALOGUE
 from autograder.runner import scenario_key
@@ -44,6 +46,7 @@ from autograder.staff.check import (
     stated,
 )
 from autograder.stubs import regions, student_source
+from autograder.worker import Reply
 
 PLACEHOLDER = re.compile(r"\{\w+\}")
 
@@ -76,7 +79,7 @@ def test_the_reference_answers_every_scenario_it_is_asked(sealed):
         return answer["observations"] if isinstance(answer["observations"], list) else []
 
     failed = {key: (a["failure"] or a["raised"]) for key, a in answers.items()
-              if a["failure"] or a["raised"] or any(judge.is_raised(c) for c in cases(a))}
+              if a["failure"] or a["raised"] or any(is_raised(c) for c in cases(a))}
     assert not failed
 
 
@@ -95,8 +98,8 @@ def test_sealing_refuses_a_reference_that_fails(tmp_path):
     broken = broken_reference(tmp_path / "broken")
     seal = tmp_path / "reference.json"
     done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                           "--submission", str(broken), "--reference", str(broken), "--seal-reference",
-                           str(seal)], cwd=KIT, capture_output=True, text=True, check=False)
+                           f"--submission={broken}", f"--reference={broken}", f"--seal-reference={seal}"],
+                           cwd=KIT, capture_output=True, text=True, check=False)
     assert done.returncode not in (0, 1), done.stdout[-2000:]
     assert not seal.exists()
     last = done.stdout.strip().splitlines()[-1]
@@ -105,12 +108,36 @@ def test_sealing_refuses_a_reference_that_fails(tmp_path):
 
 
 def test_a_failing_reference_is_the_graders_fault_in_one_line(tmp_path):
+    """...and never a grade: the grading has no score (tests/hostile/test_grader_faults.py)."""
     broken = broken_reference(tmp_path / "broken")
-    parts = autograde_folder(KIT / "solutions", tmp_path / "results.json", "--reference", str(broken))
-    output = parts["dual"]["output"]
-    assert "Not checked, a fault of the grader: the reference failed this scenario (ValueError" in output
+    results = tmp_path / "results.json"
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+                           "--submission=" + str(KIT / "solutions"), f"--reference={broken}",
+                           f"--results-json={results}"], cwd=KIT, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == scoring.NOT_GRADED_EXIT, done.stdout[-2000:]
+    output = json.loads(results.read_text(encoding="utf-8"))["output"]
+    said = "Not checked, a fault of the grader: the reference failed this scenario (raised ValueError"
+    assert said in output and said in done.stderr
     assert "Traceback" not in output and "def test_" not in output and "solutions" not in output
-    assert parts["value.mul"]["score"] == parts["value.mul"]["max_score"]
+
+
+def test_a_reference_that_raises_in_a_case_is_named_with_the_case_and_its_range():
+    """Value.log at a negative input raises ValueError: the staff see which case raised, what it
+    said, and the range its inputs were drawn from, not an empty `ValueError `."""
+    expected = Reply(observations=[
+        {"inputs": {"a": 0.5}, "data": 0.1, "grad": 2.0, "grad_fd": 2.0},
+        {"inputs": {"a": -1.25},
+         "raised": {"type": "ValueError", "message": "math domain error", "where": ""}}])
+    kwargs = {"method": "log", "seed": 1, "count": 10, "low": -2.0, "high": 2.0}
+    said = judge.reference_failure(expected, kwargs)
+    assert said.startswith("the reference failed this scenario (raised ValueError: math domain error) in "
+                           "its case a = -1.25, drawn from low = -2.0 to high = 2.0: keep the range where "
+                           "the reference is defined (LOW and HIGH"), said
+    with pytest.raises(judge.StaffError, match="in its case a = -1.25"):
+        judge.judge(test="t", part="p", situation="", snippet="", kwargs=kwargs, expected=expected,
+                    got=expected, suspects={}, tolerance=Tolerance(0, 0), fd_tolerance=Tolerance(0, 0),
+                    timeout=1)
 
 
 # -- numbers stated in docstrings and comments ----------------------------------------------------------
@@ -177,7 +204,7 @@ def snippet_problem(call: Call, snippet: str, layout: tuple[Path, dict]) -> str 
     numbers of the call's first case (or state only numbers it prints); None when it does."""
     case = first_case(call.observations)
     values = {**call.kwargs, **(case.get("inputs", {}) if isinstance(case, dict) else {})}
-    code = judge.fill(snippet, values)
+    code = fill(snippet, values)
     if PLACEHOLDER.search(code):
         return f"{call.scenario}: unfilled {PLACEHOLDER.findall(code)}"
     done = run_snippet(code, layout)
@@ -201,9 +228,10 @@ def test_every_snippet_runs_and_prints_the_numbers_of_its_case(calls, handout):
     assert not problems, "\n\n".join(problems)
 
 
-def test_a_snippet_runs_the_kits_reverse_pass_where_backward_is_unwritten(calls, handout, tmp_path):
-    """Where the kit runs the rules itself, a student whose backward() is still a stub is shown
-    the snippet as the kit ran it (with its Tape): it runs, and prints the numbers of its case."""
+def test_every_snippet_runs_while_backward_is_a_stub(calls, handout, tmp_path):
+    """A part that does not grade backward() is graded, and shown, without it: with only
+    backward() still a stub, the snippet of every scenario whose reverse pass is the kit's (or
+    that has none) runs, and prints the numbers of its case."""
     root, env = handout
     unwritten = tmp_path / "handout"
     shutil.copytree(root, unwritten)
@@ -215,15 +243,18 @@ def test_a_snippet_runs_the_kits_reverse_pass_where_backward_is_unwritten(calls,
             del lines[region.last - 1]
             del lines[region.first - 1]
     (unwritten / "assignments" / "value.py").write_text(student_source("\n".join(lines), value))
-    kit = [c for c in {scenario_key(c.scenario, c.kwargs): c for c in calls}.values()
-           if scenarios.scenario(c.scenario).kit_reverse]
-    assert len(kit) > 20
+    # (The check of the given operations is left out: its message names the operation that
+    # changed, and shows no snippet.)
+    free = [c for c in {scenario_key(c.scenario, c.kwargs): c for c in calls}.values()
+            if scenarios.scenario(c.scenario).reverse != "backward"
+            and c.scenario != "value:given_operations"]
+    assert len(free) > 40
+
     def problem(call: Call) -> str | None:
-        snippet = scenarios.kit_reverse_snippet(scenarios.scenario(call.scenario).snippet)
-        return snippet_problem(call, snippet, (unwritten, env)) if snippet else f"{call.scenario}: no snippet"
+        return snippet_problem(call, scenarios.scenario(call.scenario).snippet, (unwritten, env))
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        problems = [p for p in pool.map(problem, kit) if p]
+        problems = [p for p in pool.map(problem, free) if p]
     assert not problems, "\n\n".join(problems)
 
 
@@ -358,3 +389,63 @@ def test_every_scenario_runs_the_reverse_pass_it_declares(sealed_reference, refe
             cls.backward = originals[engine]
         tape.reverse = reverse
     assert not wrong
+
+
+# -- a snippet pasted into Python's prompt -------------------------------------------------------
+
+PASTE = r"""
+import codeop, json, sys
+compiler, problems = codeop.CommandCompiler(), []
+for name, snippet in json.load(sys.stdin):
+    buffer = []
+    for number, line in enumerate(snippet.splitlines() + [""], 1):
+        buffer.append(line)
+        try:
+            if compiler("\n".join(buffer), "<stdin>", "single") is not None:
+                buffer = []  # the prompt runs what it has, and starts again
+        except SyntaxError as error:
+            problems.append(f"{name}, line {number}: {error.msg}")
+            buffer = []
+print(json.dumps(problems))
+"""
+ECHO_FREE = {"print", "backward", "_backward", "zero_grad", "append", "setrecursionlimit"}
+
+
+def pasted(python: str, snippets: list[tuple[str, str]]) -> list[str]:
+    """What goes wrong when each snippet is pasted line by line into `python`'s prompt."""
+    done = subprocess.run([python, "-c", PASTE], input=json.dumps(snippets), capture_output=True,
+                          text=True, timeout=300, check=True)
+    return json.loads(done.stdout)
+
+
+def echoes(snippet: str) -> list[str]:
+    """The top-level expressions of a snippet that the prompt would print and a file would not."""
+    found = []
+    for node in ast.parse(snippet).body:
+        if isinstance(node, ast.Expr):
+            call = node.value
+            name = getattr(getattr(call, "func", None), "attr", None) or getattr(getattr(call, "func", None),
+                                                                                 "id", None)
+            if not isinstance(call, ast.Call) or name not in ECHO_FREE:
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_every_snippet_pastes_into_every_python_prompt(calls):
+    """Pasted line by line into the interactive prompt of every Python from 3.9 up that the
+    machine has (pyenv's, and this one), each snippet, and the recorded form of an operation's,
+    is what it is as a file: a compound statement ends with a blank line before what follows
+    it, and no bare expression prints at the prompt alone."""
+    snippets = []
+    for call in {scenario_key(c.scenario, c.kwargs): c for c in calls}.values():
+        case = first_case(call.observations)
+        values = {**call.kwargs, **(case.get("inputs", {}) if isinstance(case, dict) else {})}
+        snippet = scenarios.scenario(call.scenario).snippet
+        snippets.append((call.scenario, fill(snippet, values)))
+        if recorded := scenarios.recorded_snippet(snippet):
+            snippets.append((f"{call.scenario} (recorded)", fill(recorded, values)))
+    assert not [f"{name}: {echo}" for name, code in snippets for echo in echoes(code)]
+    versions = [str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.*/bin/python3"))
+                if (match := re.search(r"3\.(\d+)", str(p))) and int(match[1]) >= 9] or [sys.executable]
+    problems = {python: pasted(python, snippets) for python in {*versions, sys.executable}}
+    assert not any(problems.values()), problems

@@ -18,7 +18,7 @@ from support import KIT
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
-TRAINING = KIT / "autograder" / "scenarios" / "training.py"
+TRAINING = KIT / "autograder" / "inside" / "scenarios" / "training.py"
 
 
 def load(path: Path) -> ModuleType:

@@ -13,6 +13,7 @@ outlive it, and nothing may be left behind in the temporary folder or the identi
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -97,12 +98,12 @@ def place(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("isolation")
     grading = fast_grading(folder)
     sealed = folder / "reference.json"
-    done = run_grading("isolated", KIT / "solutions", folder, "reference", "--grading", str(grading),
-                       "--seal-reference", str(sealed))
+    done = run_grading("isolated", KIT / "solutions", folder, "reference", f"--grading={grading}",
+                       f"--seal-reference={sealed}")
     assert done.results and all(e["score"] == e["max_score"] for e in done.results.values())
     honest = make_submission(folder, "honest")
-    base = run_grading("isolated", honest, folder, "honest", "--grading", str(grading),
-                       "--reference", str(sealed))
+    base = run_grading("isolated", honest, folder, "honest", f"--grading={grading}",
+                       f"--reference={sealed}")
     return {"folder": folder, "grading": grading, "sealed": sealed, "honest": scores(base.results)}
 
 
@@ -121,8 +122,8 @@ def run_grading(level: str, submission: Path, folder: Path, name: str, *options:
     tmp.mkdir()
     results = folder / f"{name}-{level}-results.json"
     wrap, extra = prefix(level, folder / f"{name}-{level}-container")
-    command = command or [sys.executable, "-m", "pytest", "autograder", "--submission", str(submission),
-                          "--results-json", str(results), "-q", "-p", "no:cacheprovider", *options]
+    command = command or [sys.executable, "-m", "pytest", "autograder", f"--submission={submission}",
+                          f"--results-json={results}", "-q", "-p", "no:cacheprovider", *options]
     env = {**os.environ, **extra, "TMPDIR": str(tmp)}
     run = subprocess.run([*wrap, *command], cwd=KIT, env=env, capture_output=True, text=True,
                          timeout=GRADING_SECONDS)
@@ -131,8 +132,8 @@ def run_grading(level: str, submission: Path, folder: Path, name: str, *options:
 
 def graded(place: dict, level: str, name: str, *options: str, **trick: str) -> Done:
     submission = make_submission(place["folder"] / level, name, **trick) if trick else None
-    done = run_grading(level, submission, place["folder"], name, "--grading", str(place["grading"]),
-                       "--reference", str(place["sealed"]), *options)
+    done = run_grading(level, submission, place["folder"], name, "--grading=" + str(place["grading"]),
+                       "--reference=" + str(place["sealed"]), *options)
     assert done.results is not None, done.output[-3000:]
     return done
 
@@ -225,8 +226,8 @@ def test_a_link_to_the_answers_costs_only_its_file(place, level):
     (folder / "tensor.py").symlink_to(place["sealed"])  # the sealed answers, as in the bundle
     (folder / "dual.py").unlink()
     (folder / "dual.py").symlink_to(KIT / "solutions" / "dual.py")
-    done = run_grading(level, folder, place["folder"], f"links-{level}", "--grading",
-                       str(place["grading"]), "--reference", str(place["sealed"]))
+    done = run_grading(level, folder, place["folder"], f"links-{level}",
+                       "--grading=" + str(place["grading"]), "--reference=" + str(place["sealed"]))
     for part, entry in done.results.items():
         lost = part.startswith(("tensor.", "dual"))
         assert entry["score"] == (0 if lost else entry["max_score"]), part
@@ -244,8 +245,8 @@ def test_a_fifo_a_device_and_a_folder_cost_only_their_files(place, level):
     os.mkfifo(folder / "value.py")  # a reader that opens it blocks forever
     os.mknod(folder / "tensor.py", 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
     (folder / "dual.py").mkdir()
-    done = run_grading(level, folder, place["folder"], f"odd-{level}", "--grading",
-                       str(place["grading"]), "--reference", str(place["sealed"]))
+    done = run_grading(level, folder, place["folder"], f"odd-{level}", "--grading=" + str(place["grading"]),
+                       "--reference=" + str(place["sealed"]))
     assert all(entry["score"] == 0 for entry in done.results.values())
     assert "value.py: a named pipe (FIFO)" in done.results["value.backward"]["output"]
     assert "tensor.py: a character device" in done.results["tensor.unbroadcast"]["output"]
@@ -336,7 +337,7 @@ def test_the_live_reference_worker_is_out_of_reach(place, level):
     closed = place["folder"] / level / "closed-solutions"
     closed.mkdir(mode=0o700, parents=True)
     shutil.copytree(KIT / "solutions", closed / "solutions")
-    done = graded(place, level, "reads_the_reference", "--reference", str(closed / "solutions"),
+    done = graded(place, level, "reads_the_reference", "--reference=" + str(closed / "solutions"),
                   at_import=sabotage(place["folder"]))
     assert scores(done.results) == place["honest"]
 
@@ -419,8 +420,9 @@ def test_a_killed_grader_takes_its_workers_with_it(place, level, how):
     submission = make_submission(place["folder"] / level, f"hangs-{how.name}", in_backward=HANG)
     wrap, extra = prefix(level, place["folder"] / f"killed-{level}-{how.name}")
     grading = subprocess.Popen(
-        [*wrap, sys.executable, "-m", "pytest", "autograder", "--submission", str(submission), "-q",
-         "-p", "no:cacheprovider", "--grading", str(place["grading"]), "--reference", str(place["sealed"])],
+        [*wrap, sys.executable, "-m", "pytest", "autograder", f"--submission={submission}", "-q",
+         "-p", "no:cacheprovider", "--grading=" + str(place["grading"]),
+         "--reference=" + str(place["sealed"])],
         cwd=KIT, env={**os.environ, **extra}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     deadline = time.monotonic() + 60
@@ -494,8 +496,8 @@ def test_a_busy_machine_costs_no_points(place, tmp_path):
             loop.kill()
             loop.wait()
     assert done.code == 0, done.output[-3000:]
-    rows = [row.split(",") for row in (out / "grades.csv").read_text().splitlines()[1:]]
-    assert [row[-1] for row in rows] == ["102", "102"]
+    with (out / "grades.csv").open(newline="", encoding="utf-8") as grades:
+        assert [row["total"] for row in csv.DictReader(grades)] == ["102", "102"]
 
 
 def test_time_is_judged_by_cpu_and_starvation_is_not_a_timeout():
@@ -506,7 +508,7 @@ def test_time_is_judged_by_cpu_and_starvation_is_not_a_timeout():
     assert verdict(cpu=0.2, idle=0.0, wall=0.2).failure.startswith("timed out after 0.10 s of CPU")
     assert "slept or waited" in verdict(cpu=0.0, idle=1.5, wall=1.5).failure
     busy = verdict(cpu=0.01, idle=0.0, wall=61)
-    assert busy.outcome is worker.Outcome.BUSY and "too busy" in busy.failure
+    assert busy.ending is worker.Ending.BUSY and "too busy" in busy.failure
     assert verdict(cpu=0.01, idle=None, wall=30) is None  # no scheduler statistics: wall cap only
 
 
@@ -516,7 +518,7 @@ def test_a_starved_scenario_is_tried_three_times_then_stops_the_grading():
     class Starved:
         def run(self, *args, **kwargs):
             runs.append(args)
-            return worker.Answer(failure="the machine was too busy", outcome=worker.Outcome.BUSY)
+            return worker.Reply(failure="the machine was too busy", ending=worker.Ending.BUSY)
 
     with pytest.raises(runner.MachineBusy, match="too busy.*3 times; grade this submission again"):
         runner.run_unless_busy(Starved(), "value:product", {}, 0.1)
@@ -529,7 +531,7 @@ import pytest
 from autograder import worker
 real = worker.Worker.run
 def starved(self, *args, **kwargs):
-    return worker.Answer(failure="the machine was too busy", outcome=worker.Outcome.BUSY)
+    return worker.Reply(failure="the machine was too busy", ending=worker.Ending.BUSY)
 kit, folder = sys.argv[1], sys.argv[2]
 codes = []
 for name, run in (("starved", starved), ("fed", real)):
@@ -559,12 +561,14 @@ def test_a_seal_that_changed_is_refused(place, tmp_path):
     sealed = place["sealed"].read_bytes()
     digest = __import__("hashlib").sha256(sealed).hexdigest()
     tampered.write_bytes(sealed.replace(b'"observations": ', b'"observations": null, "x": ', 1))
-    done = run_grading("isolated", KIT / "solutions", tmp_path, "tampered", "--grading",
-                       str(place["grading"]), "--reference", str(tampered), "--reference-sha256", digest)
+    done = run_grading("isolated", KIT / "solutions", tmp_path, "tampered",
+                       "--grading=" + str(place["grading"]), f"--reference={tampered}", "--reference-sha256",
+                       digest)
     assert done.code == pytest.ExitCode.USAGE_ERROR and done.results is None
     assert "SHA-256 differs" in done.output and "Traceback" not in done.output
-    same = run_grading("isolated", KIT / "solutions", tmp_path, "intact", "--grading", str(place["grading"]),
-                       "--reference", str(place["sealed"]), "--reference-sha256", digest)
+    same = run_grading("isolated", KIT / "solutions", tmp_path, "intact",
+                       "--grading=" + str(place["grading"]),
+                       "--reference=" + str(place["sealed"]), "--reference-sha256", digest)
     assert same.results and all(e["score"] == e["max_score"] for e in same.results.values())
 
 
@@ -577,8 +581,8 @@ def test_no_account_can_run_the_python_so_nothing_runs(place):
     submission = make_submission(place["folder"] / "closed", "would_run", at_import=f"""
         open({str(marker)!r}, "w").write("ran")
         """)
-    done = run_grading("closed", submission, place["folder"], "closed", "--grading", str(place["grading"]),
-                       "--reference", str(place["sealed"]))
+    done = run_grading("closed", submission, place["folder"], "closed", "--grading=" + str(place["grading"]),
+                       "--reference=" + str(place["sealed"]))
     assert done.code == pytest.ExitCode.USAGE_ERROR and done.results is None
     assert "refuses to run submissions" in done.output and "Fix:" in done.output
     assert "Traceback" not in done.output and not marker.exists()
@@ -603,8 +607,8 @@ def test_a_level_lowered_by_name_is_the_level_used(place):
     assert "SEES-THE-KIT False" in kept.results["value.mul"]["output"]
     if closed_steps():
         submission = make_submission(place["folder"] / "refused", "refused")
-        refused = run_grading("isolated", submission, place["folder"], "refused", "--grading",
-                              str(place["grading"]), "--reference", str(place["sealed"]),
+        refused = run_grading("isolated", submission, place["folder"], "refused",
+                              "--grading=" + str(place["grading"]), "--reference=" + str(place["sealed"]),
                               "--sandbox-level", "unprivileged")
         assert refused.code == pytest.ExitCode.USAGE_ERROR and refused.results is None
         assert "cannot give that level" in refused.output and "Traceback" not in refused.output
@@ -647,8 +651,9 @@ def test_a_reference_or_class_open_to_every_account_is_refused(place, tmp_path):
         open_folder.chmod(0o755)
         shutil.copytree(KIT / "solutions", open_folder / "solutions")
         shutil.copytree(KIT / "solutions", open_folder / "class" / "alice")
-        done = run_grading("container", KIT / "solutions", tmp_path, "open-reference", "--grading",
-                           str(place["grading"]), "--reference", str(open_folder / "solutions"))
+        done = run_grading("container", KIT / "solutions", tmp_path, "open-reference",
+                           "--grading=" + str(place["grading"]),
+                           "--reference=" + str(open_folder / "solutions"))
         assert done.code == pytest.ExitCode.USAGE_ERROR and done.results is None
         assert "the reference is open to every account" in done.output and "chmod 700" in done.output
         bulk = run_grading("container", open_folder / "class", tmp_path, "open-class", command=[

@@ -10,7 +10,8 @@ base (value.mul with `=` for `+=`, so that part has partial credit to inflate; t
 dual untouched) with one forgery. The
 TA's one command grades them all; the kit's grades.csv and nbgrader's gradebook must both
 show exactly the honest base's scores, or, where nbgrader itself refuses a notebook, no
-more than them and a line saying which submission it refused.
+more than them in nbgrader's gradebook, a line saying which submission it refused, and no
+grade in grades.csv (held back with the reason: nbgrader's late penalty never ran on it).
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ def course(tmp_path_factory: pytest.TempPathFactory, sealed_reference) -> dict:
     with open(out / "grades.csv", newline="", encoding="utf-8") as table:
         rows = {row["student"]: row for row in csv.DictReader(table)}
     return {"root": root, "run": run, "log": run.stdout + run.stderr,
-            "kit": {s: {p: float(row[p]) for p in GRADING.parts} for s, row in rows.items()}}
+            "kit": {s: {p: float(row[p]) for p in GRADING.parts} for s, row in rows.items() if row["total"]},
+            "held": {s: row["held back"] for s, row in rows.items() if not row["total"]}}
 
 
 def test_the_honest_base_has_partial_credit_to_steal(course):
@@ -175,10 +177,13 @@ def test_the_honest_base_has_partial_credit_to_steal(course):
 @pytest.mark.parametrize("student", [*sorted(FORGERIES), "replay"])
 def test_forged_nbgrader_metadata_earns_nothing(course, student):
     honest = course["kit"]["honest"]
-    assert course["kit"][student] == honest, "the kit's grades.csv"
     found = nbgrader_parts(course["root"], student)
     gained = {part: (found[part], honest[part]) for part in honest if found[part] > honest[part]}
     assert not gained, f"nbgrader's gradebook: {gained}"
-    if found != pytest.approx(honest):  # nbgrader refused the notebook: the TA is told which
+    if student in course["held"]:  # nbgrader refused the notebook: held back, and the TA is told which
         log = " ".join(course["log"].split())  # as the console wrapped it
         assert f"nbgrader submitted/{student}/{ASSIGNMENT}: nbgrader could not autograde it" in log
+        assert course["held"][student].startswith("could not be graded: nbgrader could not autograde it")
+    else:
+        assert course["kit"][student] == honest, "the kit's grades.csv"
+        assert found == pytest.approx(honest)

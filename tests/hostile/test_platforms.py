@@ -130,7 +130,7 @@ def step_command(workflow: dict, part: str) -> str:  # noqa: F811
 
 
 def run_step(command: str, handout: Path, env: dict, results: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(f"{command} --results-json {results}", shell=True, cwd=handout, env=env,
+    return subprocess.run(f"{command} --results-json={results}", shell=True, cwd=handout, env=env,
                           capture_output=True, text=True, check=False)
 
 
@@ -158,6 +158,22 @@ def test_a_solutions_folder_in_the_handout_is_not_the_reference(workflow, releas
 
 FORGED_PASS = '''
 import pytest
+
+import autograder.scoring
+
+# The grader's plugin decides points from its own record of each check, not from pytest's
+# report: a forger who knows that rewrites the scores it computes instead.
+_score = autograder.scoring.score
+
+
+def forged_score(results, grading):
+    scores = _score(results, grading)
+    for part in scores:
+        part.score, part.passed, part.messages, part.misconceptions = part.max_score, part.total, [], []
+    return scores
+
+
+autograder.scoring.score = forged_score
 
 
 @pytest.hookimpl(wrapper=True)

@@ -84,14 +84,14 @@ def secret(tmp_path_factory) -> Path:
 
 
 def official(folder: Path, results: Path, secret: Path, context: str = "v1") -> dict[str, dict]:
-    return autograde_folder(folder, results, "--grading-secret", str(secret), "--grading-context", context,
-                            "--reference", str(KIT / "solutions"))
+    return autograde_folder(folder, results, f"--grading-secret={secret}", "--grading-context", context,
+                            "--reference=" + str(KIT / "solutions"))
 
 
 def test_the_handouts_answers_replayed_score_only_where_the_questions_are_public(
         sealed_reference, secret, tmp_path):
     attack = replay_submission(tmp_path / "replay", sealed_reference.path)
-    own_run = autograde_folder(attack, tmp_path / "public.json", "--reference", str(sealed_reference.path))
+    own_run = autograde_folder(attack, tmp_path / "public.json", f"--reference={sealed_reference.path}")
     assert total(own_run) == FULL  # the public questions: the table holds every answer
     stubs = official(KIT / "assignments", tmp_path / "stubs.json", secret)
     graded = official(attack, tmp_path / "official.json", secret)
@@ -105,10 +105,10 @@ def test_feedback_replayed_in_a_second_submission_earns_nothing(secret, tmp_path
     first_seed = official_seed(read_secret(secret), read_files(KIT / "assignments")[0], "v1")
     sealed = tmp_path / "first.json"
     autograde_folder(KIT / "solutions", tmp_path / "reference.json", "--grading-seed", first_seed.value,
-                     "--seal-reference", str(sealed))
+                     f"--seal-reference={sealed}")
     attack = replay_submission(tmp_path / "second", sealed)
     asked_again = autograde_folder(attack, tmp_path / "again.json", "--grading-seed", first_seed.value,
-                                   "--reference", str(sealed))
+                                   f"--reference={sealed}")
     assert total(asked_again) == FULL  # the table answers the first grading's questions, every one
     assert total(official(attack, tmp_path / "second.json", secret)) == 0.0
 
@@ -141,7 +141,7 @@ def test_the_reference_digest_guards_a_live_reference(tmp_path):
     digest = folder_digest(copy)
     (copy / "dual.py").write_text((copy / "dual.py").read_text(encoding="utf-8") + "\n# changed\n")
     done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                           "--submission", str(KIT / "solutions"), "--reference", str(copy),
+                           "--submission=" + str(KIT / "solutions"), f"--reference={copy}",
                            "--reference-sha256", digest, "--grading-seed", "ab"],
                           cwd=KIT, capture_output=True, text=True, check=False)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR

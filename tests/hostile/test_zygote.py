@@ -188,8 +188,8 @@ def test_both_kinds_grade_alike(sealed_reference, tmp_path):
     for name, folder in entries.items():
         results = {}
         for kind, extra in (("forked", ()), ("exec'd", ("-p", "exec_d_workers"))):
-            results[kind] = autograde_folder(folder, tmp_path / f"{name}-{kind}.json", "--reference",
-                                             str(sealed_reference.path), *extra,
+            results[kind] = autograde_folder(folder, tmp_path / f"{name}-{kind}.json",
+                                             f"--reference={sealed_reference.path}", *extra,
                                              env={"PYTHONPATH": str(plugin)})
         assert {p: e["score"] for p, e in results["forked"].items()} == \
             {p: e["score"] for p, e in results["exec'd"].items()}, name
@@ -250,7 +250,8 @@ def test_the_zygote_holds_nothing_of_a_worker(tmp_path):
         worker.close()
 
 
-SMALL_SHIFT = 1 << 12  # bytes: a few small blocks of one allocator pool; randomisation moves gigabytes
+# bytes: a few pools of the allocator (seen: 15 KB after the whole suite); randomisation moves gigabytes
+SMALL_SHIFT = 1 << 20
 
 
 @needs_root
@@ -260,8 +261,8 @@ def test_every_forked_worker_has_the_zygotes_addresses_and_every_zygote_the_same
     (exec'd afresh). With randomisation on, a new zygote's addresses move by gigabytes.
 
     Not asserted: the very same address for every object. On a machine that ran the whole suite,
-    a worker now and then had one small block more or less free than the others (a 64-byte
-    shift of its first objects), for a reason not found; an answer that depends on the order of a
+    a worker now and then had a few small blocks more or less free than the others (shifts of
+    64 bytes to 15 KB of its first objects), for a reason not found; an answer that depends on the order of a
     set of objects is then not the same in every worker, and the feedback says so (judge.UNSTEADY)."""
     folder = tmp_path / "addresses"
     folder.mkdir()
@@ -290,7 +291,7 @@ def test_a_zygote_that_dies_or_hangs_costs_no_answer(monkeypatch):
     """A zygote killed, or stopped, is replaced; the workers it forked go on, and every answer is
     the one a worker that never met the trouble gives."""
     def answer(worker: Worker) -> object:
-        got = worker.run("value:products", {"seed": 3, "count": 4}, 10.0)
+        got = worker.run("arithmetic:products", {"seed": 3, "count": 4}, 10.0)
         assert not got.failure and not got.raised, got
         return got.observations
 

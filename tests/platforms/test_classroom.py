@@ -53,6 +53,11 @@ def grading_steps(workflow: dict) -> list[dict]:
     return [step for step in steps if step.get("uses") == GRADER]
 
 
+def test_the_workflow_names_the_command_that_makes_it(release):
+    text = (release / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
+    assert "# Made by `autograder release classroom`;" in text and "release student" not in text
+
+
 def test_one_step_per_visible_part_with_its_points(workflow, release):
     kept = load(release / "grading.toml")
     steps = grading_steps(workflow)

@@ -159,7 +159,7 @@ def test_the_bundle_has_gradescope_files_on_top_and_the_reference_only_in_soluti
             "grading.toml"} <= set(names)
     # none of the staff tools: the intake a submission goes through is the grader's own
     assert not [name for name in names if "/staff/" in name]
-    assert "autograder/intake.py" in names
+    assert "autograder/intake/__init__.py" in names
     assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
     assert not [name for name in names if name.startswith(("assignments/", "tests/"))]
     secrets = (("Value.__mul__", "value"), ("Value.backward", "value"), ("unbroadcast", "tensor"))
@@ -254,7 +254,7 @@ else:  # the file was readable: give the theft away by breaking __mul__
 def test_student_code_cannot_read_the_reference_or_the_secret(layout, image_env, level, tmp_path):
     """As Gradescope runs it (root; `container`: without CAP_SYS_ADMIN, as in its image), code
     in a submission reads nothing of the bundle's reference, secret, suites or settings."""
-    from test_isolation import prefix
+    from hostile.test_isolation import prefix
 
     submit(layout, KIT / "solutions")
     value = layout / "submission" / "value.py"
@@ -429,3 +429,23 @@ def test_setup_sh_installs_python_with_apt_when_none_is_new_enough(bundle, tmp_p
     assert python == f"python{minimum}"
     assert apt == ["apt-get update", f"apt-get install -y --no-install-recommends python{minimum} "
                                      f"python{minimum}-venv"]
+
+
+def test_the_bundle_can_be_written_to_another_file_system(tmp_path, monkeypatch):
+    """The bundle is built in a temporary folder and lands where -o says, on whatever file system
+    that is: /dev/shm, or a machine whose /tmp is a tmpfs (a rename across them fails)."""
+    from autograder.staff.release import build_gradescope
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("no second file system here to build across")
+    scratch = Path(tempfile.mkdtemp(dir=shm, prefix="kit-scratch-"))
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # the build's own folder, on the tmpfs
+        bundle = tmp_path / "out" / "autograder.zip"
+        build_gradescope(KIT, bundle)
+        with zipfile.ZipFile(bundle) as archive:
+            assert "run_autograder" in archive.namelist()
+        assert [path.name for path in bundle.parent.iterdir()] == ["autograder.zip"]  # nothing half-written
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -9,15 +9,25 @@ grading worksheet download and its gradebook export).
 """
 
 import csv
+import json
 import re
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from staff.test_bulk import DUAL, bulk_run, outdir
+from staff.test_bulk import DUAL, bulk_run, entries_of, outdir
+from support.lms import (
+    canvas_import,
+    canvas_reupload,
+    lms_class,
+    moodle_feedback_import,
+    moodle_worksheet_import,
+)
 
 from autograder.config import load
 from autograder.staff import bulk
+
+pytestmark = pytest.mark.slow  # grades, or starts workers, in processes of its own
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 ASSIGNMENT = "Homework 3: autograd engines (4821)"  # the column Canvas's export gives the assignment
@@ -101,10 +111,109 @@ def test_the_moodle_gradebook_file_maps_each_row_to_one_user_as_moodle_does(grad
     entries; Moodle then finds every row's user, and no row lacks one (Moodle would give its
     grade to the user of the row before)."""
     rows = table(graded / "grades-moodle.csv")
-    assert rows[0] == ["Student", ASSIGNMENT]
+    assert rows[0] == ["Student", ASSIGNMENT, "late"]  # Moodle's import ignores a column left unmapped
     users = by_header(table(DATA / "moodle-gradebook-export.csv"))
     expected = totals(graded)
-    for student, grade in rows[1:]:
+    for student, grade, _late in rows[1:]:
         assert student and [user["ID number"] for user in users].count(student) == 1, student
         assert float(grade) == expected[student]
-    assert sorted(student for student, _ in rows[1:]) == ["s2024001", "s2024002"]  # no LMS student
+    assert sorted(row[0] for row in rows[1:]) == ["s2024001", "s2024002"]  # no LMS student
+
+
+# -- a whole class from each LMS, in one command ---------------------------------------------------
+# Each class is the LMS's own download zip (tests/data/*/download.json names its members as the
+# LMS does), with a bonus, a late entry, a text entry, a corrupt zip and a non-ASCII name, graded
+# with the LMS's own roster export. Every file is then read by that LMS's importer (support/lms.py).
+
+def summary_text(out: Path) -> str:
+    return re.sub(r"base64,[^']*", "", (out / "summary.html").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def canvas_class(tmp_path_factory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("canvas")
+    sealed = tmp_path_factory.mktemp("sealed-canvas")
+    bulk.sealed_reference(sealed, bulk.grader_version())
+    klass = lms_class(root / "class", DATA / "canvas" / "download.json", utf8_flag=False)
+    out = outdir(root / "out", sealed / "reference")
+    code = bulk_run(klass, out, "--roster", str(DATA / "canvas" / "grades-export.csv"), "--lms-assignment",
+                    ASSIGNMENT, "--late-per-day", "2", "--late-cap", "3")
+    assert code == 0
+    return out, klass
+
+
+def test_a_canvas_download_grades_in_one_command_and_imports_by_canvas_rules(canvas_class, capsys):
+    out, klass = canvas_class
+    export = DATA / "canvas" / "grades-export.csv"
+    grades = canvas_import(out / "grades-canvas.csv", export)
+    # The bonus kept (Canvas takes extra credit), the late entry less a day, the non-ASCII name
+    # joined by its user id, the student who handed in beside the download joined by name.
+    assert grades == {"12345": 102.0, "23456": 8.0, "34567": 10.0, "61234": 10.0}
+    summary = summary_text(out)
+    for name, why in (("leeann_45678", "an online text entry"), ("obrienpat_56789", "not a readable zip")):
+        held = f"<td>{name}</td><td>held back</td><td>could not be graded: [^<]*{why}"
+        assert re.search(held, summary), name
+    assert "Student, Test" in summary  # in the roster, with no submission: said, not zeroed
+    book = {e.student: e for e in entries_of(out)}
+    assert set(book) == {"smithjane_12345", "doejohn_23456", "müllerjürgen_34567", "leeann_45678",
+                         "obrienpat_56789", "Sam_Kim"}  # one entry per student, none doubled
+    assert book["doejohn_23456"].late and not book["smithjane_12345"].late
+    with (out / "grades.csv").open(newline="", encoding="utf-8") as file:
+        rows = {row["student"]: row for row in csv.DictReader(file)}
+    doe = rows["doejohn_23456"]
+    assert doe["late penalty"] == "2" and "counted as 1 day" in doe["late"]
+    assert rows["leeann_45678"]["total"] == "" and "online text entry" in rows["leeann_45678"]["held back"]
+    feedback = canvas_reupload(out / "feedback-canvas.zip", json.loads(
+        (DATA / "canvas" / "download.json").read_text(encoding="utf-8"))["members"])
+    assert set(feedback) == {"12345", "23456", "34567"}  # Sam Kim handed in outside Canvas: no file to name
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sealed-moodle")
+    bulk.sealed_reference(out, bulk.grader_version())
+    return out / "reference"
+
+
+def test_a_moodle_download_grades_in_one_command_and_imports_by_moodle_rules(tmp_path, sealed):
+    klass = lms_class(tmp_path / "class", DATA / "moodle" / "download.json", utf8_flag=True)
+    out = outdir(tmp_path / "out", sealed)
+    worksheet = DATA / "moodle" / "grading-worksheet.csv"
+    assert bulk_run(klass, out, "--roster", str(worksheet), "--late-per-day", "2", "--late-cap", "3",
+                    "--due", "2026-11-30T12:00") == 0
+    grades = moodle_worksheet_import(out / "grades-moodle-worksheet.csv", worksheet)
+    # The bonus capped at the maximum, 100 (Moodle skips a grade above it); Alan 27 hours late:
+    # 2 days, 4 points, capped at 3.
+    assert grades == {"300021": 100.0, "300022": 7.0, "300023": 10.0}
+    feedback = moodle_feedback_import(out / "feedback-moodle.zip", set(grades))
+    assert feedback == {participant: ["feedback.html"] for participant in grades}
+    header, *rows = table(out / "grades-moodle-worksheet.csv")
+    comments = {row[0]: row[header.index("Feedback comments")] for row in rows}
+    assert "Autograder: 7 / 100" in comments["Participant 300022"] and '"' not in "".join(comments.values())
+    assert "2 days late" in rows[[r[0] for r in rows].index("Participant 300022")][header.index("late")]
+    by_email = {row[0]: row for row in table(out / "grades-moodle.csv")[1:]}
+    assert set(by_email) == {"ghopper@example.edu", "aturing@example.edu", "zangstrom@example.edu"}
+    summary = summary_text(out)
+    assert "Ada Lovelace_300024_*" not in summary or "online text entry" in summary
+    for student, why in (("Ada_Lovelace_300024", "an online text entry"),
+                         ("Edsger_Dijkstra_300025", "not a readable zip")):
+        assert re.search(f"<td>{student}</td><td>held back</td><td>could not be graded: [^<]*{why}", summary)
+    assert "Barbara Liskov" in summary  # no submission: listed, never a grade
+    names = {e.lms_name for e in entries_of(out)}
+    assert "Zoë Ångström" in names
+
+
+def test_a_bonus_moodle_would_skip_is_refused_before_anything_is_written(tmp_path, sealed, capsys):
+    klass = lms_class(tmp_path / "class", DATA / "moodle" / "download.json", utf8_flag=True)
+    out = outdir(tmp_path / "out", sealed)
+    worksheet = DATA / "moodle" / "grading-worksheet.csv"
+    assert bulk_run(klass, out, "--roster", str(worksheet), "--bonus", "moodle=keep") == 2
+    err = capsys.readouterr().err
+    assert ("pre-flight: grades-moodle-worksheet.csv: line 2 (Grace_Hopper_300021): the grade 102 is above "
+            "the grade item's maximum 100") in err
+    assert not (out / "grades.csv").exists() and not (out / "grades-moodle-worksheet.csv").exists()
+    # Once the TA has raised the assignment's maximum grade in Moodle, and says so:
+    assert bulk_run(klass, out, "--roster", str(worksheet), "--bonus", "moodle=keep", "--moodle-max",
+                    "102") == 0
+    header, *rows = table(out / "grades-moodle-worksheet.csv")
+    assert rows[0][header.index("Grade")] == "102"

@@ -241,7 +241,7 @@ def test_grading_cells_do_nothing_where_a_notebook_is_imported(course, tmp_path)
         assert "check_part(" in code
         (tmp_path / f"{engine}.py").write_text(code, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                           "--submission", str(tmp_path)], cwd=KIT, capture_output=True, text=True,
+                           f"--submission={tmp_path}"], cwd=KIT, capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stdout[-3000:]
 

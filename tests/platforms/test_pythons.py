@@ -91,7 +91,7 @@ def grades_as_the_kit(python: Path, handout: Path, tmp_path: Path) -> None:
         for engine in ENGINES:
             shutil.copyfile(KIT / files / f"{engine}.py", copy / "assignments" / f"{engine}.py")
         done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                               "--results-json", str(tmp_path / f"{files}.json")],
+                               "--results-json=" + str(tmp_path / f"{files}.json")],
                               cwd=copy, capture_output=True, text=True, timeout=INSTALL_SECONDS)
         assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
         assert scores(tmp_path / f"{files}.json") == expected, files

@@ -207,7 +207,7 @@ def seal_kit_tests(tests: list[SuiteTest], out: Path) -> set[str]:
     """The scenario keys that running these tests of the kit against solutions/ seals."""
     done = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 *sorted({f"{t.file.as_posix()}::{t.name}" for t in tests}),
-                "--submission", str(KIT / "solutions"), "--seal-reference", str(out)], KIT)
+                "--submission=" + str(KIT / "solutions"), f"--seal-reference={out}"], KIT)
     assert done.returncode == 0, done.stdout[-3000:]
     return set(json.loads(out.read_text(encoding="utf-8"))["answers"])
 
@@ -237,7 +237,7 @@ def test_grading_toml_keeps_the_visible_parts(release):
 
 def grade(folder: Path, results: Path, *options: str, env: dict | None = None) -> dict[str, float]:
     done = run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                "--results-json", str(results), *options], folder, env)
+                f"--results-json={results}", *options], folder, env)
     assert done.returncode in (0, 1) and results.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
     return {t["tags"][0]: t["score"] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]}
 
@@ -258,7 +258,7 @@ def test_the_release_grades_as_the_kit_with_numpy_and_pytest_only(release, stude
         for engine in ENGINES:
             shutil.copyfile(files / f"{engine}.py", handout / "assignments" / f"{engine}.py")
         in_release = grade(handout, tmp_path / f"{name}-release.json", env=student_env)
-        in_kit = grade(KIT, tmp_path / f"{name}-kit.json", "--submission", str(files))
+        in_kit = grade(KIT, tmp_path / f"{name}-kit.json", f"--submission={files}")
         assert set(in_release) == VISIBLE
         assert in_release == {part: in_kit[part] for part in VISIBLE}, name
         if name == "reference":

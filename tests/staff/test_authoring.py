@@ -1,9 +1,11 @@
 """An instructor adapts the kit, as docs/authoring.md says, on a copy of it.
 
 Each change is made with at most one command plus the code an author means to write; then
-`autograder check` is silent, the reference scores full marks and the stubs zero, in the
-changed copy. A change `check` must refuse (a time limit too tight for the reference) is
-refused, in one line that names the fix.
+`autograder check` says nothing but its cost report, the reference scores full marks and the
+stubs zero, in the changed copy, and where the change is new to the kit (an operation as a
+part, an engine removed) every release is built from it and `autograder mutate` runs on it.
+A change `check` must refuse is refused, one line each naming the file and the fix, and no
+command ends in a traceback.
 """
 
 from __future__ import annotations
@@ -27,21 +29,36 @@ def copy_of_the_kit(folder: Path) -> Path:
     for name in ("autograder", "solutions", "assignments", "tests", "docs"):
         shutil.copytree(KIT / name, folder / name,
                         ignore=shutil.ignore_patterns("__pycache__", "reference.json"))
-    shutil.copyfile(KIT / "grading.toml", folder / "grading.toml")
+    for name in ("grading.toml", "pyproject.toml"):  # the releases read the kit's Python and packages
+        shutil.copyfile(KIT / name, folder / name)
     return folder
 
 
 def autograder(kit: Path, *args: str) -> subprocess.CompletedProcess:
-    """`autograder ...` run in the copy: its own autograder package is the one imported."""
-    return subprocess.run([sys.executable, "-m", "autograder.staff.cli", *args], cwd=kit, capture_output=True,
+    """`autograder ...` run in the copy: its own autograder package is the one imported. No
+    command ends in a traceback."""
+    done = subprocess.run([sys.executable, "-m", "autograder.staff.cli", *args], cwd=kit, capture_output=True,
                           text=True, check=False)
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    return done
+
+
+def problems(done: subprocess.CompletedProcess) -> list[str]:
+    """What `autograder check` found: its lines but the cost report and the warnings."""
+    return [line.removeprefix("autograder check: ") for line in done.stdout.splitlines()
+            if line.startswith("autograder check: ") and not line.startswith("autograder check: warning: ")]
+
+
+def warnings(done: subprocess.CompletedProcess) -> list[str]:
+    return [line.removeprefix("autograder check: warning: ") for line in done.stdout.splitlines()
+            if line.startswith("autograder check: warning: ")]
 
 
 def totals(kit: Path, folder: str) -> tuple[float, float]:
     """The total and the maximum that `pytest autograder` gives `folder` of the copy."""
     results = kit / f"{folder}.json"
     subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                    "--submission", folder, "--reference", "solutions", "--results-json", str(results)],
+                    "--submission", folder, "--reference", "solutions", f"--results-json={results}"],
                    cwd=kit, capture_output=True, text=True, check=False)
     tests = json.loads(results.read_text(encoding="utf-8"))["tests"]
     bonus = {t["tags"][0] for t in tests if "Bonus" in t["name"]}
@@ -49,13 +66,28 @@ def totals(kit: Path, folder: str) -> tuple[float, float]:
             round(sum(t["max_score"] for t in tests if t["tags"][0] not in bonus), 2))
 
 
-def consistent(kit: Path) -> None:
-    """`autograder check` is silent, the reference earns every point and the stubs none."""
+def consistent(kit: Path) -> subprocess.CompletedProcess:
+    """`autograder check` finds nothing and warns of nothing (it prints its cost report alone), the
+    reference earns every point and the stubs none."""
     done = autograder(kit, "check")
-    assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
+    assert done.returncode == 0 and not problems(done) and not warnings(done), done.stdout + done.stderr
+    assert "cost report" in done.stdout
     got, most = totals(kit, "solutions")
     assert got >= most > 0
     assert totals(kit, "assignments")[0] == 0
+    return done
+
+
+def every_release(kit: Path, out: Path) -> dict[str, Path]:
+    """Every release of the copy, built by `autograder release`; each must build."""
+    built = {target: out / target for target in ("student", "classroom", "nbgrader")}
+    built["gradescope"] = out / "autograder.zip"
+    for target, where in built.items():
+        done = autograder(kit, "release", target, "-o", str(where))
+        assert done.returncode == 0 and where.exists(), done.stdout + done.stderr
+    assert not (built["student"] / ".github").exists()
+    assert (built["classroom"] / ".github" / "workflows" / "classroom.yml").is_file()
+    return built
 
 
 def set_key(path: Path, table: str, key: str, value: str) -> None:
@@ -84,8 +116,9 @@ def test_points_and_visibility_are_one_file(kit):
     assert totals(kit, "solutions") == (102.0, 100.0)  # 100 - 2 + 2, and the bonus
     set_key(toml, 'parts."value.stability"', "points", "2")  # a hidden part with points hides totals
     done = autograder(kit, "check")
-    assert done.returncode == 0 and done.stdout.count("\n") == 1  # allowed, and said
-    assert "warning: grading.toml: part 'value.stability' is after_due_date and worth 2 points" in done.stdout
+    assert done.returncode == 0 and not problems(done) and len(warnings(done)) == 1  # allowed, and said
+    assert warnings(done)[0].startswith("grading.toml: part 'value.stability' is after_due_date and worth 2 "
+                                        "points")
 
 
 def test_making_relu_given_is_one_command(kit):
@@ -94,7 +127,7 @@ def test_making_relu_given_is_one_command(kit):
     assert not (kit / "autograder" / "suites" / "test_value_relu.py").exists()
     assert "def relu" in (kit / "assignments" / "value.py").read_text(encoding="utf-8")
     assert "TODO(value.relu)" not in (kit / "assignments" / "value.py").read_text(encoding="utf-8")
-    assert "relu-gate" not in (kit / "tests" / "corpus.py").read_text(encoding="utf-8")
+    assert "relu-gate" not in (kit / "tests" / "support" / "corpus.py").read_text(encoding="utf-8")
     consistent(kit)
     assert totals(kit, "solutions") == (96.0, 94.0)
 
@@ -122,22 +155,27 @@ def test_adding_exp_as_a_stub_part_is_one_command_and_a_docstring(kit, tmp_path)
     (bug / "value.py").write_text(text.replace(old, "self.grad += self.data * out.grad"), encoding="utf-8")
     results = kit / "bug.json"
     subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                    "--submission", str(bug), "--reference", "solutions", "--results-json", str(results)],
+                    f"--submission={bug}", "--reference", "solutions", f"--results-json={results}"],
                    cwd=kit, capture_output=True, text=True, check=False)
     lost = {t["tags"][0] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]
             if t["score"] < t["max_score"]}
     assert lost == {"value.exp", "value.training"}
 
 
-def test_changing_the_moons_task_is_caught_in_the_title(kit):
+def test_changing_the_moons_task_is_caught_in_the_title_and_the_suites_prose(kit):
     suite = kit / "autograder" / "suites" / "test_value_training.py"
     text = suite.read_text(encoding="utf-8")
-    assert text.count("steps=5") == 1 and text.count("hidden=8") == 1
+    assert text.count("steps=5") == 1 and text.count("hidden=8") == 1 and text.count("for 5\nsteps") == 1
     suite.write_text(text.replace("steps=5", "steps=4").replace("hidden=8", "hidden=16"), encoding="utf-8")
-    said = autograder(kit, "check").stdout
-    assert said.count("\n") == 1 and "the title of 'value.training' states" in said, said
+    said = problems(autograder(kit, "check"))
+    assert said == ["grading.toml: the title of 'value.training' states ['8', '8'], which its scenarios no "
+                    "longer use; bring the title up to date",
+                    "autograder/suites/test_value_training.py: its docstring states ['5'], which the "
+                    "scenarios of value.training no longer use; bring it up to date"], said
     toml = kit / "grading.toml"
     set_key(toml, 'parts."value.training"', "title", '"Training a 2-16-16-1 MLP on make_moons"')
+    text = suite.read_text(encoding="utf-8")
+    suite.write_text(text.replace("for 5\nsteps", "for 4\nsteps"), encoding="utf-8")
     consistent(kit)
 
 
@@ -146,7 +184,7 @@ def test_a_limit_too_tight_for_the_reference_is_refused(kit):
     set_key(kit / "grading.toml", "limits", "time_floor_seconds", "0.001")
     done = autograder(kit, "check")
     assert done.returncode == 1
-    assert done.stdout.count("\n") == 1 and "[limits] time_multiplier = 1.5" in done.stdout
+    assert len(problems(done)) == 1 and "[limits] time_multiplier = 1.5" in problems(done)[0]
     release = autograder(kit, "release", "student", "-o", str(kit / "handout"))
     assert release.returncode == 1 and "[limits] time_multiplier = 1.5" in release.stderr
     assert not (kit / "handout").exists() and not list(kit.glob(".handout.*"))
@@ -178,3 +216,4 @@ def test_a_misconception_id_with_a_typo_is_named_before_any_student_hits_it(tmp_
     assert done.returncode != 0
     assert ("autograder/suites/test_dual.py: a test names misconception 'dual-constant-derivativ', which "
             "autograder/misconceptions.py does not list") in done.stdout + done.stderr
+

@@ -532,7 +532,7 @@ def test_entries_that_vanish_while_they_are_read_are_notes(tmp_path, monkeypatch
     (klass / "gus" / "dual.py").write_text(DUAL)
     (klass / "gone").mkdir()
     (klass / "gone.py").write_text(VALUE)
-    real = intake.read_regular
+    real = intake.reader.read_regular
 
     def vanishing(path: Path, limit: int) -> bytes:  # the file is removed between listing and reading
         if path.name in ("value.py", "gone.py") and path.parent.name != "zed":
@@ -546,8 +546,8 @@ def test_entries_that_vanish_while_they_are_read_are_notes(tmp_path, monkeypatch
             Path(path).rmdir()
         return real_scandir(path)
 
-    monkeypatch.setattr(intake, "read_regular", vanishing)
-    monkeypatch.setattr(intake.os, "scandir", scandir)
+    monkeypatch.setattr(intake.reader, "read_regular", vanishing)
+    monkeypatch.setattr(intake.reader.os, "scandir", scandir)
     found = read_with_zed(klass)
     assert found["gus"].files == {"dual": DUAL}
     assert "value.py: cannot be read (No such file or directory)" in found["gus"].notes
@@ -557,8 +557,8 @@ def test_entries_that_vanish_while_they_are_read_are_notes(tmp_path, monkeypatch
 
 def test_an_entry_gone_between_the_listing_and_its_reading_is_a_note(tmp_path, monkeypatch):
     klass = beside_a_good_one(tmp_path)
-    real = intake.listing
-    monkeypatch.setattr(intake, "listing", lambda folder: [*real(folder), folder / "ivan"])
+    real = intake.folders.listing
+    monkeypatch.setattr(intake.folders, "listing", lambda folder: [*real(folder), folder / "ivan"])
     ivan = read_with_zed(klass)["ivan"]
     assert ivan.reason == "ivan: gone while the class folder was read; run the command again"
 
@@ -567,14 +567,14 @@ def test_whatever_else_goes_wrong_in_one_entry_is_that_entrys_reason(tmp_path, m
     klass = beside_a_good_one(tmp_path)
     (klass / "hal").mkdir()
     (klass / "hal" / "value.py").write_text("class Value:\n    broken = True\n")
-    real = intake.decode
+    real = intake.engines.decode
 
     def failing(item, submission):
         if b"broken" in item.data:
             raise MemoryError
         return real(item, submission)
 
-    monkeypatch.setattr(intake, "decode", failing)
+    monkeypatch.setattr(intake.engines, "decode", failing)
     hal = read_with_zed(klass)["hal"]
     assert hal.files == {}
     assert hal.reason.startswith("hal: could not be read (MemoryError); look at it by hand")
@@ -584,6 +584,94 @@ def test_a_class_folder_that_may_not_be_listed_is_an_error_naming_it(tmp_path, m
     def refused(path):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(intake.os, "listdir", refused)
+    monkeypatch.setattr(intake.folders.os, "listdir", refused)
     with pytest.raises(intake.IntakeError, match="cannot be read \\(Permission denied\\); give the user"):
         intake.collect(tmp_path)
+
+
+# -- LMS downloads and the names zip tools write -----------------------------------------------------
+
+DATA = KIT / "tests" / "data"
+
+
+@pytest.mark.parametrize(("tool", "folder"), [
+    ("windows-explorer", "Jürgen Müller"),        # cp437, no flag
+    ("macos-archive-utility", "Jürgen Müller"),   # UTF-8 in NFD, no flag (and __MACOSX/ debris)
+    ("infozip-windows", "Michał Kowalski"),       # cp437 with '?', and the 0x7075 field in UTF-8
+    ("infozip-linux", "Jürgen Müller"),           # UTF-8, no flag, no field (made by zip 3.0)
+])
+def test_zip_names_are_read_as_the_tool_that_made_them_wrote_them(tmp_path, tool, folder):
+    shutil.copy(DATA / "zips" / f"{tool}.zip", tmp_path / "ana.zip")
+    ana = one(tmp_path)
+    assert sorted(ana.files) == ["dual"]
+    assert f"dual.py: taken from {folder}/dual.py" in ana.notes
+
+
+def unflagged_zip(path: Path, members: dict[str, bytes]) -> None:
+    """A zip whose UTF-8 names have no UTF-8 flag, as canvas-lms's rubyzip writes them."""
+    class Unflagged(zipfile.ZipInfo):
+        def _encodeFilenameFlags(self):  # noqa: N802 - zipfile's own name
+            return self.filename.encode("utf-8"), self.flag_bits & ~0x800
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(Unflagged(name, (2026, 12, 1, 9, 0, 0)), data)
+
+
+def test_a_canvas_download_zip_anywhere_in_the_class_is_one_entry_per_student(tmp_path):
+    """Canvas's zip, not unzipped, beside an ordinary folder: its students are entries of their
+    own (never one student `submissions`), LATE_ is kept, the text entry is named and not graded
+    (never a student of its own), and the non-ASCII name is read as Canvas wrote it."""
+    (tmp_path / "ivy").mkdir()
+    (tmp_path / "ivy" / "dual.py").write_text(DUAL)
+    unflagged_zip(tmp_path / "CS101-hw3_submissions.zip", {
+        "smithjane_12345_67890_dual.py": DUAL.encode(), "doejohn_LATE_23456_78901_value.py": VALUE.encode(),
+        "müllerjürgen_34567_80000_dual.py": DUAL.encode(), "smithjane_12345_text.html": b"<p>hi</p>",
+        "leeann_LATE_45678_text.html": b"<p>my answer</p>"})
+    found = {s.source: s for s in intake.collect(tmp_path)}
+    assert sorted(found) == ["doejohn_23456_*", "ivy", "leeann_45678_*", "müllerjürgen_34567_*",
+                             "smithjane_12345_*"]
+    assert found["doejohn_23456_*"].late and not found["smithjane_12345_*"].late
+    assert found["smithjane_12345_*"].files == {"dual": DUAL}
+    assert "smithjane_12345_text.html: an online text entry" in " ".join(found["smithjane_12345_*"].notes)
+    lee = found["leeann_45678_*"]
+    assert lee.files == {} and lee.late and "an online text entry" in lee.reason
+    assert found["müllerjürgen_34567_*"].lms_name == "müllerjürgen"
+    assert found["smithjane_12345_*"].lms_files == ["smithjane_12345_67890_dual.py"]
+
+
+def test_a_moodle_download_zip_is_read_as_its_folders_with_the_online_text_named(tmp_path):
+    with zipfile.ZipFile(tmp_path / "CS101-Autograd engines-42.zip", "w") as archive:
+        archive.writestr("Grace Hopper_300021_assignsubmission_file/hw/Dual.py", DUAL)
+        archive.writestr("Grace Hopper_300021_assignsubmission_onlinetext/onlinetext.html", "<p>hi</p>")
+        archive.writestr("Zoë Ångström_300023_assignsubmission_onlinetext/onlinetext.html", "<p>hi</p>")
+    grace, zoe = intake.collect(tmp_path)
+    assert (grace.student, grace.lms, grace.lms_id) == ("Grace_Hopper_300021", "moodle", "300021")
+    assert grace.files == {"dual": DUAL}
+    assert "dual.py: taken from hw/Dual.py" in grace.notes
+    assert zoe.lms_name == "Zoë Ångström" and zoe.files == {} and "online text entry" in zoe.reason
+
+
+def test_one_students_zip_of_files_named_like_canvas_is_no_download(tmp_path):
+    (tmp_path / "ana.zip").write_bytes(zipped({"lab_3_1_dual.py": DUAL}))
+    assert [s.source for s in intake.collect(tmp_path)] == ["ana.zip"]
+
+
+def test_github_classroom_repositories_are_known_by_login(tmp_path):
+    for login in ("octocat", "hubot"):
+        repository = tmp_path / f"hw3-engines-{login}"
+        (repository / ".git").mkdir(parents=True)
+        (repository / "assignments").mkdir()
+        (repository / "assignments" / "dual.py").write_text(DUAL)
+    found = intake.collect(tmp_path)
+    assert [(s.student, s.lms, s.lms_id) for s in found] == [("hubot", "classroom", "hubot"),
+                                                             ("octocat", "classroom", "octocat")]
+
+
+def test_nbgrader_timestamps_are_the_submission_time(tmp_path):
+    folder = tmp_path / "submitted" / "fay" / "engines"
+    folder.mkdir(parents=True)
+    (folder / "dual.py").write_text(DUAL)
+    (folder / "timestamp.txt").write_text("2026-11-30 10:00:00.123456 UTC")
+    (fay,) = intake.collect(tmp_path, assignment="engines")
+    assert fay.submitted_at == "2026-11-30T10:00:00+00:00"

@@ -2,8 +2,8 @@
 behaviour must lose points in that stub's part, and nowhere else but in the parts that need it
 by nature; every test of the suites must be failed by some mutant or corpus bug.
 
-The mutants (autograder/staff/mutation.py) are one-edit copies of solutions/*.py's stub bodies. A probe of
-seeded random programs, run in this process against the reference, leaves out those that
+The mutants (mutants/, beside the grader) are one-edit copies of solutions/*.py's stub bodies. A
+probe of seeded random programs, run in this process against the reference, leaves out those that
 behave exactly like it (equivalent mutants); each of the others is graded as a TA grades a
 folder, in a pytest subprocess against the sealed reference, with --junitxml for every test's
 outcome. test_the_mutation_score prints the score per part, the survivors and the timings.
@@ -20,22 +20,12 @@ from support import SEEDS
 from support.corpus import BUGS, CORRECT, Submission, bug_folders, build
 
 from autograder.config import load
-from autograder.staff.mutation import (
-    ENGINES,
-    KIT,
-    Grade,
-    Mutant,
-    MutationRun,
-    Probe,
-    collected_tests,
-    generate,
-    grade_all,
-    killed_at,
-    may_also_cost,
-    mutation_run,
-    stubs,
-    unfailed,
-)
+from autograder.stubs import engine_files
+from mutants.generate import KIT, Mutant, generate, stubs
+from mutants.grading import GradedFolder, collected_tests, grade_all, unfailed
+from mutants.probe import Probe
+from mutants.replay import calls_from
+from mutants.run import MutationRun, killed_at, may_also_cost, mutation_run
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
@@ -58,11 +48,13 @@ def probe() -> Probe:
 @pytest.fixture(scope="module")
 def run(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> MutationRun:
     """Every mutant probed, and every behaviour-changing one graded, two or more at a time."""
-    return mutation_run(sealed_reference.path, tmp_path_factory.mktemp("mutants"), CORES, parts=PARTS)
+    calls = calls_from(KIT, sealed_reference.junit, sealed_reference.path)
+    return mutation_run(sealed_reference.path, tmp_path_factory.mktemp("mutants"), CORES, parts=PARTS,
+                        calls=calls)
 
 
 @pytest.fixture(scope="module")
-def bug_grades(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Grade]:
+def bug_grades(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> dict[str, GradedFolder]:
     """The single bugs of tests/corpus.py, graded test by test."""
     scratch = tmp_path_factory.mktemp("bugs")
     return grade_all(bug_folders(scratch, SOLUTIONS), sealed_reference.path, scratch, CORES)
@@ -71,7 +63,7 @@ def bug_grades(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> di
 def as_mutants(submission: Submission, folder: Path) -> list[Mutant]:
     """A corpus entry's edited engine files, each as a mutant the probe can take."""
     build(submission, SOLUTIONS, folder)
-    texts = {name: (folder / f"{name}.py").read_text(encoding="utf-8") for name in ENGINES}
+    texts = {path.stem: (folder / path.name).read_text(encoding="utf-8") for path in engine_files(SOLUTIONS)}
     return [Mutant(submission.name, name, "", text, "") for name, text in texts.items()
             if text != (SOLUTIONS / f"{name}.py").read_text(encoding="utf-8")]
 
@@ -181,7 +173,7 @@ def test_no_mutant_costs_a_part_other_than_its_own(run: MutationRun):
 
 
 def test_every_test_of_the_suites_is_failed_by_some_mutant_or_bug(run: MutationRun,
-                                                                  bug_grades: dict[str, Grade]):
+                                                                  bug_grades: dict[str, GradedFolder]):
     nothing = unfailed(collected_tests(), [*run.grades.values(), *bug_grades.values()])
     assert not nothing, (f"{len(nothing)} tests are failed by no mutant and no corpus bug, so they "
                          "check nothing either could show:\n" + "\n".join(f"  {t}" for t in nothing))

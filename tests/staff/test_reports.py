@@ -8,8 +8,9 @@ import pytest
 
 from autograder.config import load
 from autograder.escape import csv_cell, markdown, printable
-from autograder.staff import reports
+from autograder.staff import reports, summary
 from autograder.staff.gradebook import Entry, Score
+from autograder.staff.policies import Policy
 
 GRADING = load()
 # Names a submission controls: its entry in the class folder, the files in its zip, what it raised.
@@ -114,7 +115,7 @@ def test_the_summary_links_each_student_and_escapes_what_they_named(tmp_path):
     assert "feedback/-2-3.html" in links and "feedback/Jos%C3%A9.html" in links
     assert (tmp_path / "feedback" / "José.html").is_file()
     assert "<b>" not in summary and "<i>" not in summary and "&lt;i&gt;gone&lt;/i&gt;" in summary
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
+    assert sorted(p.name for p in tmp_path.iterdir()) == [  # no feedback zip: no LMS student
         "failures.jsonl", "feedback", "grades-canvas.csv", "grades-moodle-worksheet.csv", "grades-moodle.csv",
         "grades.csv", "summary.html"]
     assert "assigned with <code>=</code> instead of accumulated with <code>+=</code>" in summary
@@ -122,7 +123,7 @@ def test_the_summary_links_each_student_and_escapes_what_they_named(tmp_path):
 
 def test_plots_that_count_students_have_whole_number_ticks():
     pytest.importorskip("matplotlib")
-    plots = reports.figures([40.0, 72.5, 102.0], 100.0, {"value.mul": 2 / 3, "dual": 1.0},
+    plots = summary.figures([40.0, 72.5, 102.0], 100.0, {"value.mul": 2 / 3, "dual": 1.0},
                             [("overwrites-gradient", 2), ("tanh-overflow", 1)])
     histogram, misconceptions = plots["totals"].axes[0], plots["misconceptions"].axes[0]
     assert histogram.get_ylabel() == misconceptions.get_xlabel() == "students"
@@ -130,11 +131,11 @@ def test_plots_that_count_students_have_whole_number_ticks():
         ticks = axis.get_ticklocs()
         assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), ticks
     for figure in plots.values():
-        assert reports.png(figure).startswith(b"\x89PNG")
+        assert summary.png(figure).startswith(b"\x89PNG")
 
 
 def test_an_old_outdir_loses_its_separate_plot_files(tmp_path):
-    for name in reports.OLD_PLOTS:
+    for name in summary.OLD_PLOTS:
         (tmp_path / name).write_bytes(b"\x89PNG old")
     (tmp_path / "feedback").mkdir()
     (tmp_path / "feedback" / "gone.md").write_text("a student no longer in the class")
@@ -149,7 +150,7 @@ def test_an_old_outdir_loses_its_separate_plot_files(tmp_path):
 def test_histogram_bars_stay_apart_where_full_bins_meet():
     """Three neighbouring bins of two students each are three bars, with a gap between them."""
     pytest.importorskip("matplotlib")
-    plots = reports.figures([55.0, 56.0, 70.0, 71.0, 90.0, 91.0], 100.0, {"dual": 1.0}, [])
+    plots = summary.figures([55.0, 56.0, 70.0, 71.0, 90.0, 91.0], 100.0, {"dual": 1.0}, [])
     bars = sorted((p for p in plots["totals"].axes[0].patches if p.get_height() > 0), key=lambda p: p.get_x())
     assert [bar.get_height() for bar in bars] == [2, 2, 2]
     for left, right in zip(bars, bars[1:]):
@@ -158,7 +159,8 @@ def test_histogram_bars_stay_apart_where_full_bins_meet():
 
 def test_a_part_whose_file_never_imported_is_not_passed_whatever_it_is_worth(tmp_path):
     """value.given is worth 0 points, so every submission has its full points; only one whose
-    checks all passed counts as passing it."""
+    checks all passed counts as passing it. One that could not be graded is held back, with no
+    grade in grades.csv, so the rates count the other two; with --zeros it counts as 0."""
     given = GRADING.parts["value.given"]
     assert given.points == 0
     ok = entry(student="ana", source="ana", scores=[Score("value.given", 0.0, 0.0, "")])
@@ -166,6 +168,9 @@ def test_a_part_whose_file_never_imported_is_not_passed_whatever_it_is_worth(tmp
         Score("value.given", 0.0, 0.0, "value.py is missing from the submission")])
     unreadable = entry("failed", student="cy", source="cy.zip", reason="cy.zip: not a readable zip file")
     reports.write_all(tmp_path, [ok, missing, unreadable], GRADING)
+    summary = (tmp_path / "summary.html").read_text()
+    assert f"<td>value.given</td><td>{given.title}</td><td class='n'>50%</td>" in summary
+    reports.write_all(tmp_path, [ok, missing, unreadable], GRADING, policy=Policy(zeros=True))
     summary = (tmp_path / "summary.html").read_text()
     assert f"<td>value.given</td><td>{given.title}</td><td class='n'>33%</td>" in summary
     assert "The given operations of Value, unchanged (0 / 0)" in (tmp_path / "feedback" / "ben.md").read_text(
@@ -194,3 +199,19 @@ def test_a_grade_of_record_replaces_the_kits_only_where_it_holds_the_submission(
     columns = ("value.mul", "dual", "late penalty", "total")
     assert [rows["ana"][column] for column in columns] == ["9.5", "10", "3", "16.5"]
     assert [rows["ben"][column] for column in columns] == ["6", "0", "0", "6"]
+
+
+def test_the_summary_says_how_much_of_the_grading_time_went_to_timeouts(tmp_path):
+    timed_out = Score("value.backward", 0, 16, "Came out: timed out after 0.10 s of CPU time; the reference "
+                      "takes 0.000 s (limit 0.10 s)\nCame out: not run: this part's scenarios that timed out "
+                      "took 0.10 s", [])
+    training = Score("value.training", 0, 10, "Came out: timed out after 0.80 s of CPU time", [])
+    entries = [entry(source="a", student="a", seconds=1.5, scores=[timed_out, training]),
+               entry(source="b", student="b", seconds=0.5), entry(source="c", student="c", seconds=0.5)]
+    reports.write_all(tmp_path, entries, GRADING)
+    summary = (tmp_path / "summary.html").read_text()
+    assert ("Grading took 2.5 s, each submission's time added up; 1.5 s of it (60%) went to the 1 submission "
+            "with a check that timed out (a hang, or code far slower than the reference), whose checks that "
+            "timed out had 0.9 s of CPU time.") in summary
+    reports.write_all(tmp_path, entries[1:], GRADING)
+    assert "timed out" not in (tmp_path / "summary.html").read_text()

@@ -25,7 +25,7 @@ def autograde_folder(submission: Path, results: Path, *options: str,
     if env is None:
         return grade_folder(submission, results, *options)
     command = [sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-               "--submission", str(submission), "--results-json", str(results), *options]
+               f"--submission={submission}", f"--results-json={results}", *options]
     run = subprocess.run(command, cwd=KIT, env={**os.environ, **env}, capture_output=True, text=True,
                          timeout=GRADING_SECONDS)
     if run.returncode not in (0, 1) or not results.is_file():  # 0: all passed, 1: some failed

@@ -279,7 +279,7 @@ BUGS = (
     bug("tanh-rule-attached-to-the-input",
         Edit("value", "(1.0 - t * t) * out.grad\n\n        out._backward = _backward",
              "(1.0 - t * t) * out.grad\n\n        self._backward = _backward"),
-        loses={"value.tanh"}, names={"rule-on-the-wrong-node"}),
+        loses={"value.tanh", "value.stability"}, names={"rule-on-the-wrong-node"}),
     bug("sigmoid-rule-attached-to-the-input",
         Edit("value", "s * (1.0 - s) * out.grad\n\n        out._backward = _backward",
              "s * (1.0 - s) * out.grad\n\n        self._backward = _backward"),
@@ -329,6 +329,18 @@ BUGS = (
                 parent._push_back()
         """, indent=4)),
         loses={"value.backward", "value.training"}, names={"no-topological-order"}),
+    # A visited set but no topological order: each rule runs as soon as its node is reached.
+    bug("backward-pre-order-with-a-visited-set", Edit("value", TOPOLOGICAL_SORT, body("""
+        self.grad = 1.0
+        seen: set[Value] = set()
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                node._backward()
+                stack.extend(node._prev)
+    """)), loses={"value.backward", "value.training"}, names={"backward-pre-order"}),
     bug("backward-runs-no-rule", Edit("value", TOPOLOGICAL_SORT, body("""
         self.grad = 1.0
     """)), loses={"value.backward", "value.training"}, names={"backward-runs-no-rule"}),
@@ -353,6 +365,14 @@ BUGS = (
             self.grad = 0.0
         """)),
         loses={"value.zero_grad", "value.training"}, names={"zero-grad-self-only"}),
+    # The weights lie deeper than the loss's parents, so the moons run drifts.
+    bug("zero-grad-one-level-deep",
+        Edit("value", ZERO_GRAD, body("""
+            self.grad = 0.0
+            for parent in self._prev:
+                parent.grad = 0.0
+        """)),
+        loses={"value.zero_grad", "value.training"}, names={"zero-grad-one-level"}),
     # Every step of the moons run builds fresh intermediates, so only the leaves matter there.
     bug("zero-grad-on-leaves-only",
         Edit("value", "                node.grad = 0.0\n", body("""
@@ -393,6 +413,51 @@ BUGS = (
 )
 
 CORPUS: tuple[Submission, ...] = CORRECT + BUGS
+
+# Bugs confined to one sign or one size of an operand: each must cost its parts at every seed,
+# and the same points at each, since every test asks every operand at both signs and both sizes
+# (a rule written with abs() or a threshold). No misconception names them; their messages do.
+CONFINED: tuple[Submission, ...] = (
+    Submission("mul-wrong-for-a-negative-factor", (
+        Edit("value", "self.grad += other.data * out.grad", "self.grad += abs(other.data) * out.grad"),),
+        MUL_AND_TRAINING),
+    Submission("mul-wrong-for-a-large-factor", (
+        Edit("value", "self.grad += other.data * out.grad",
+             "self.grad += (other.data if abs(other.data) < 1 else 1.0) * out.grad"),), MUL_AND_TRAINING),
+    Submission("truediv-wrong-for-a-negative-divisor", (
+        Edit("value", "other.grad += -self.data / other.data**2 * out.grad",
+             "other.grad += -self.data / (other.data * abs(other.data)) * out.grad"),),
+        frozenset({"value.truediv"})),
+    Submission("truediv-wrong-for-a-negative-numerator", (
+        Edit("value", "other.grad += -self.data / other.data**2 * out.grad",
+             "other.grad += -abs(self.data) / other.data**2 * out.grad"),), frozenset({"value.truediv"})),
+    Submission("truediv-wrong-for-a-small-divisor", (
+        Edit("value", "self.grad += out.grad / other.data",
+             "self.grad += out.grad / (other.data if abs(other.data) >= 1 else 1.0)"),),
+        frozenset({"value.truediv"})),
+    Submission("tanh-wrong-below-zero", (
+        Edit("value", "self.grad += (1.0 - t * t) * out.grad",
+             "self.grad += (1.0 - t * t if self.data > 0 else 1.0 + t * t) * out.grad"),),
+        frozenset({"value.tanh", "value.stability"})),
+    Submission("tanh-wrong-for-a-large-input", (
+        Edit("value", "self.grad += (1.0 - t * t) * out.grad",
+             "self.grad += (1.0 - t * t) * (1.0 if abs(self.data) < 1 else 0.5) * out.grad"),),
+        frozenset({"value.tanh"})),
+    Submission("relu-wrong-for-a-large-input", (
+        Edit("value", "self.grad += (self.data > 0) * out.grad",
+             "self.grad += (0 < self.data < 1) * out.grad"),),
+        frozenset({"value.relu", "value.training"})),
+    Submission("sigmoid-wrong-below-zero", (
+        Edit("value", "self.grad += s * (1.0 - s) * out.grad",
+             "self.grad += (s * (1.0 - s) if self.data > 0 else s * s) * out.grad"),),
+        frozenset({"value.sigmoid"})),
+    Submission("dual-sin-wrong-for-a-negative-tangent", (
+        Edit("dual", "math.cos(self.val) * self.der", "math.cos(abs(self.val)) * abs(self.der)"),),
+        frozenset({"dual"})),
+    Submission("dual-product-wrong-for-a-negative-value", (
+        Edit("dual", "self.der * other.val + self.val * other.der",
+             "self.der * abs(other.val) + self.val * other.der"),), frozenset({"dual"})),
+)
 
 
 # -- changes to the given code: value.given names each, and every message of a check that uses it -----

@@ -1,8 +1,8 @@
 """PyTorch's answers to the expressions of expressions.py, kept in data/torch_answers.json so
 that the engines are checked against PyTorch where PyTorch is not installed.
 
-    cd tests && python -m support.torch_answers           (with torch) records them afresh: new inputs, new answers
-    cd tests && python -m support.torch_answers --check   (with torch) says whether the file is PyTorch's own
+    cd tests && python -m support.torch_answers           records them afresh (with torch): new inputs
+    cd tests && python -m support.torch_answers --check   says whether the file is PyTorch's own
 
 Each answer holds its inputs, PyTorch's output and the gradient of every input, in float64.
 """

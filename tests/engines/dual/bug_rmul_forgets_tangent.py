@@ -1,0 +1,42 @@
+"""Style: pair-with-epsilon Dual (as in dual/pair_arithmetic.py). One bug: `__rmul__` (a number on
+the left) scales the value but not the derivative.
+The bug is at lines 32-33.
+"""
+
+import math
+
+
+class Dual:
+    def __init__(self, val, der=0.0):
+        self.val, self.der = float(val), float(der)
+
+    def __repr__(self):
+        return f"{self.val} + {self.der}eps"
+
+    def __add__(self, other):
+        if isinstance(other, (int, float)):
+            return Dual(self.val + other, self.der)
+        return Dual(self.val + other.val, self.der + other.der)
+
+    def __radd__(self, other):
+        return self.__add__(other)
+
+    def __mul__(self, other):
+        if isinstance(other, (int, float)):
+            return Dual(self.val * other, self.der * other)
+        # (a + a'eps)(b + b'eps) = ab + (a'b + ab')eps + a'b' eps**2, and eps**2 = 0
+        real = self.val * other.val
+        eps = self.der * other.val + self.val * other.der
+        return Dual(real, eps)
+
+    def __rmul__(self, other):
+        return Dual(other * self.val, self.der)
+
+    def _chain(self, f, df):
+        return Dual(f(self.val), df(self.val) * self.der)
+
+    def sin(self):
+        return self._chain(math.sin, math.cos)
+
+    def exp(self):
+        return self._chain(math.exp, math.exp)

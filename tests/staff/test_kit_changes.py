@@ -1,0 +1,305 @@
+"""The changes docs/authoring.md walks through that reach past one suite, each on a copy of the kit:
+an operation of any engine as a part (Tensor.__matmul__'s rule inside its _backward, Tensor.sum,
+Value.log, Value.__pow__), an engine removed, a bigger training task.
+
+Each either works from `autograder check` to every release (and `autograder mutate`), or is
+refused by check, one line each naming the file and the fix; no command ends in a traceback
+(`autograder` of test_authoring.py asserts that of every run).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from staff.test_authoring import (
+    autograder,
+    consistent,
+    copy_of_the_kit,
+    problems,
+    set_key,
+    totals,
+    warnings,
+)
+from staff.test_check import MATMUL_RULE, MATMUL_STUB
+
+pytestmark = pytest.mark.slow  # each change grades the reference, and builds every release, more than once
+
+
+@pytest.fixture
+def kit(tmp_path: Path) -> Path:
+    return copy_of_the_kit(tmp_path / "kit")
+
+
+def every_release(kit: Path, out: Path) -> dict[str, Path]:
+    """Every release of the copy, built by `autograder release`; each must build."""
+    built = {target: out / target for target in ("student", "classroom", "nbgrader")}
+    built["gradescope"] = out / "autograder.zip"
+    for target, where in built.items():
+        done = autograder(kit, "release", target, "-o", str(where))
+        assert done.returncode == 0 and where.exists(), done.stdout + done.stderr
+    assert not (built["student"] / ".github").exists()  # only the Classroom release has a workflow
+    assert (built["classroom"] / ".github" / "workflows" / "classroom.yml").is_file()
+    return built
+
+
+def add_table(kit: Path, table: str) -> None:
+    """A part's table in grading.toml, after the other parts."""
+    toml = kit / "grading.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace("[tolerances]", table + "\n[tolerances]", 1),
+                    encoding="utf-8")
+
+
+def mark(kit: Path, engine: str, old: str, new: str) -> None:
+    """Replace `old` with `new` (the same code, marked) in solutions/<engine>.py."""
+    path = kit / "solutions" / f"{engine}.py"
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def suite(kit: Path, name: str, text: str) -> Path:
+    path = kit / "autograder" / "suites" / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- Tensor.__matmul__'s rule -------------------------------------------------------------------------
+
+MATMUL_SUITE = '''"""tensor.matmul: the gradients of a matrix product, a @ b, against central differences."""
+
+from autograder.parts import Part
+
+PART = Part("tensor.matmul", also_costs=("tensor.training",))
+
+
+def test_a_matrix_times_a_matrix(grade, ask):
+    """(3, 4) @ (4, 2), (1, 3) @ (3, 5) and (2, 2) @ (2, 1): each operand's gradient."""
+    grade("tensor:operation", expression="a @ b", seed=ask.seed(1),
+          shapes=[{"a": [3, 4], "b": [4, 2]}, {"a": [1, 3], "b": [3, 5]}, {"a": [2, 2], "b": [2, 1]}])
+
+
+def test_operands_that_are_computed(grade, ask):
+    """(3, 4) @ (4, 2) of computed operands: the gradient must reach the leaves."""
+    grade("tensor:operation", expression="a @ b", seed=ask.seed(2), computed=True,
+          shapes=[{"a": [3, 4], "b": [4, 2]}])
+
+
+def test_a_matrix_used_twice(grade, ask):
+    """`(a @ b) @ (a @ c)`, backward twice: a collects both contributions, and they add up."""
+    grade("tensor:operation", expression="(a @ b) @ (a @ c)", seed=ask.seed(3), twice=True,
+          shapes=[{"a": [2, 3], "b": [3, 2], "c": [3, 2]}])
+'''
+MATMUL_TABLE = '''[parts."tensor.matmul"]
+title = "Tensor.__matmul__: the gradients of a matrix product"
+points = 6
+visibility = "visible"
+'''
+
+
+def test_a_tensor_rule_inside_backward_as_a_part_works_from_check_to_every_release(kit, tmp_path):
+    """check names the training run that borrows the stub until also_costs says so; then every
+    release holds it (the nbgrader notebook as an answer cell), and mutate kills its mutants."""
+    mark(kit, "tensor", MATMUL_RULE, MATMUL_STUB)
+    assert autograder(kit, "stubs").returncode == 0
+    unnamed = MATMUL_SUITE.replace(', also_costs=("tensor.training",)', "")
+    written = suite(kit, "test_tensor_matmul.py", unnamed)
+    add_table(kit, MATMUL_TABLE)
+    said = problems(autograder(kit, "check"))
+    assert said == ["autograder/suites/test_tensor_training.py: training:train_digits runs Tensor.__matmul__ "
+                    "of solutions/tensor.py through Tensor.backward, the stub of tensor.matmul, so a bug "
+                    "there would cost tensor.training: build the scenario from given operations, or add "
+                    "'tensor.training' to also_costs in test_tensor_matmul.py"], said
+    written.write_text(MATMUL_SUITE, encoding="utf-8")
+    consistent(kit)
+    built = every_release(kit, tmp_path / "out")
+    notebook = json.loads((built["nbgrader"] / "tensor.ipynb").read_text(encoding="utf-8"))
+    cells = [cell for cell in notebook["cells"] if "def __matmul__" in "".join(cell["source"])]
+    assert len(cells) == 1 and cells[0]["metadata"]["nbgrader"]["solution"], cells
+    assert not cells[0]["metadata"]["nbgrader"]["locked"]
+    done = autograder(kit, "mutate", "tensor.matmul", "--jobs", "2")
+    killed = re.search(r"mutation score: (\d+) of (\d+) behaviour-changing mutants killed", done.stdout)
+    assert done.returncode == 0 and killed and int(killed[1]) == int(killed[2]) > 10, done.stdout
+
+
+# -- Tensor.sum, Value.log, Value.__pow__ ---------------------------------------------------------------
+
+SUM_DOCSTRING = '''        """Return the sum of the entries over `axis` (all of them by default).
+
+        Rule: each summed entry has derivative 1: put back the axes the sum removed (unless
+        keepdims), then broadcast to self's shape. Accumulate with +=.
+        """
+        # BEGIN SOLUTION tensor.sum: a sum over some axes, and its gradient
+'''
+SUM_SUITE = '''"""tensor.sum: Tensor.sum, each gradient against central differences."""
+
+from autograder.parts import Part
+
+PART = Part("tensor.sum")
+
+SHAPES = [{"a": [4, 3]}, {"a": [2, 3, 4]}, {"a": [5]}]
+
+
+def test_a_sum_of_every_entry(grade, ask):
+    """`a.sum()` of a (4, 3), a (2, 3, 4) and a (5,) tensor, backward twice."""
+    grade("tensor:operation", expression="a.sum()", seed=ask.seed(1), shapes=SHAPES, twice=True)
+
+
+def test_a_sum_over_one_axis(grade, ask):
+    """`a.sum(axis=0)`: the gradient puts back the axis the sum removed."""
+    grade("tensor:operation", expression="a.sum(axis=0)", seed=ask.seed(2), shapes=SHAPES)
+
+
+def test_a_sum_that_keeps_its_axes(grade, ask):
+    """`a.sum(axis=-1, keepdims=True)` of computed operands."""
+    grade("tensor:operation", expression="a.sum(axis=-1, keepdims=True)", seed=ask.seed(3), shapes=SHAPES,
+          computed=True)
+
+
+def test_a_sum_of_whole_numbers(grade, ask):
+    """`a.sum(axis=1)` of a tensor made from int64 entries in [{low}, {high}]: the engine keeps float64."""
+    grade("tensor:operation", expression="a.sum(axis=1)", seed=ask.seed(4), shapes=[{"a": [3, 4]}],
+          dtype="int64", low=-9.0, high=9.0)
+'''
+
+
+def test_tensor_sum_as_a_part_works_from_check_to_every_release(kit, tmp_path):
+    """No scenario of another part sums through Tensor.sum (broadcast_operand hands backward its
+    upstream gradient), so the part is consistent as soon as it is written."""
+    path = kit / "solutions" / "tensor.py"
+    text = path.read_text(encoding="utf-8")
+    start = text.index('        out = Tensor(self.data.sum(axis=axis, keepdims=keepdims), (self,), "sum")\n')
+    end = text.index("        return out\n", start) + len("        return out\n")
+    path.write_text(text[:start] + SUM_DOCSTRING + text[start:end] + "        # END SOLUTION\n" + text[end:],
+                    encoding="utf-8")
+    assert autograder(kit, "stubs").returncode == 0
+    suite(kit, "test_tensor_sum.py", SUM_SUITE)
+    add_table(kit, '[parts."tensor.sum"]\ntitle = "Tensor.sum: a sum and its gradient"\npoints = 4\n'
+                   'visibility = "visible"\n')
+    consistent(kit)
+    every_release(kit, tmp_path / "out")
+
+
+LOG_FAILS = re.compile(
+    r"autograder/suites/test_value_log\.py, test_log_\w+ \(value:method_\w+\): the reference failed this "
+    r"scenario \(raised ValueError: math domain error\) in its case a = -[\d.]+, drawn from low = -2\.0 to "
+    r"high = 2\.0: keep the "
+    r"range where the reference is defined \(LOW and HIGH at the top of a suite that `autograder part new` "
+    r"wrote\)")
+
+
+def test_log_as_a_part_names_the_case_and_the_range_its_reference_fails_in(kit):
+    done = autograder(kit, "part", "new", "value.log", "Value.log", "--points", "4", "--title",
+                      "Value.log: the derivative 1/x", "--todo", "the natural log and its derivative")
+    assert done.returncode == 0, done.stdout
+    solution = kit / "solutions" / "value.py"
+    docstring = '        """Return log(self), for self above 0. Rule: d log(x)/dx = 1/x; add with +=."""\n'
+    solution.write_text(solution.read_text(encoding="utf-8").replace(
+        "    def log(self) -> Value:\n", "    def log(self) -> Value:\n" + docstring), encoding="utf-8")
+    assert autograder(kit, "stubs").returncode == 0
+    said = problems(autograder(kit, "check"))
+    assert said and all(LOG_FAILS.fullmatch(line) for line in said), said
+    written = kit / "autograder" / "suites" / "test_value_log.py"
+    text = written.read_text(encoding="utf-8")
+    assert text.count("LOW, HIGH = -2.0, 2.0") == 1
+    written.write_text(text.replace("LOW, HIGH = -2.0, 2.0", "LOW, HIGH = 0.2, 3.0"), encoding="utf-8")
+    consistent(kit)
+    assert totals(kit, "solutions") == (106.0, 104.0)
+
+
+POW_HEAD = '''    def __pow__(self, k: float) -> Value:
+        """Return self ** k, for a plain number k. Power rule: d(x**k)/dx = k * x**(k - 1);
+        accumulate with +=."""
+        # BEGIN SOLUTION value.pow: the power rule, for a plain-number exponent
+'''
+POW_SUITE = '''"""value.pow: Value.__pow__, the power rule for a plain-number exponent."""
+
+from autograder.parts import Part
+
+PART = Part("value.pow")
+
+
+def test_powers_of_two_values(grade, ask):
+    """`a ** 3`, `a ** 0.5`, `b ** -1` and `(-a) ** 2`, at a = {a} and b = {b}: each value, and the
+    gradient each leaf collects from all of them."""
+    grade("value:given_operations", a=ask.number(1.5, 0.5, 3.0), b=ask.number(2.0, 0.5, 3.0),
+          checks={"**": ["a ** 3", "a ** 0.5", "b ** -1", "Value(-a.data) ** 2"]})
+'''
+BORROWS_POW = re.compile(r"autograder/suites/test_value_\w+\.py: \w+:\w+ runs Value\.__pow__ of "
+                         r"solutions/value\.py, the stub of value\.pow, so a bug there would cost "
+                         r"value\.\w+: build the scenario from given operations, or add 'value\.\w+' to "
+                         r"also_costs in test_value_pow\.py")
+
+
+def test_pow_as_a_part_is_refused_while_another_parts_scenario_runs_it(kit, tmp_path):
+    """Marked before its suite exists, check names the suite to write (it stopped with a KeyError);
+    with its suite, check names every scenario of another part that still runs `**` (an upstream
+    gradient made as (out + shift) ** 2) and the release refuses, or, where none does, the part
+    works from check to every release."""
+    path = kit / "solutions" / "value.py"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("    def __pow__(self, k: float) -> Value:\n")
+    end = text.index("        return out\n", start) + len("        return out\n")
+    body = text[start:end].split("\n", 1)[1]
+    marked = text[:start] + POW_HEAD + body + "        # END SOLUTION\n" + text[end:]
+    path.write_text(marked, encoding="utf-8")
+    assert autograder(kit, "stubs").returncode == 0
+    assert problems(autograder(kit, "check")) == [
+        "solutions/: value.py Value.__pow__ marked for part 'value.pow', which no suite declares; fix the "
+        "marker, or write its suite, autograder/suites/test_value_pow.py, and its table in grading.toml"]
+    suite(kit, "test_value_pow.py", POW_SUITE)
+    add_table(kit, '[parts."value.pow"]\ntitle = "Value.__pow__: the power rule"\npoints = 4\n'
+                   'visibility = "visible"\n')
+    said = problems(autograder(kit, "check"))
+    assert all(BORROWS_POW.fullmatch(line) for line in said), said
+    if said:
+        release = autograder(kit, "release", "student", "-o", str(tmp_path / "handout"))
+        assert release.returncode == 1 and said[0] in release.stderr
+        assert not (tmp_path / "handout").exists()
+    else:
+        consistent(kit)
+        every_release(kit, tmp_path / "out")
+
+
+# -- an engine removed, a bigger task -------------------------------------------------------------------
+
+def test_removing_the_dual_engine_works_from_check_to_every_release_and_mutate(kit, tmp_path):
+    assert autograder(kit, "part", "given", "dual").returncode == 0
+    assert problems(autograder(kit, "check")) == [
+        'solutions/dual.py: no part of grading.toml grades it; remove it and assignments/dual.py, or add a '
+        'part whose id starts with "dual"']
+    (kit / "solutions" / "dual.py").unlink()
+    (kit / "assignments" / "dual.py").unlink()
+    consistent(kit)
+    built = every_release(kit, tmp_path / "out")
+    assert sorted(path.name for path in built["nbgrader"].iterdir()) == ["tensor.ipynb", "value.ipynb"]
+    readme = (built["student"] / "README.md").read_text(encoding="utf-8")
+    assert "two small automatic-differentiation engines" in readme and "dual" not in readme
+    done = autograder(kit, "mutate", "value.zero_grad", "--jobs", "2")
+    assert done.returncode == 0 and "mutation score: " in done.stdout, done.stdout + done.stderr
+
+
+def test_a_bigger_network_is_priced_in_the_cost_report(kit, tmp_path):
+    """Moons with 2-16-16-1 for 30 steps, its title and its suite's prose brought up to date: check
+    warns that value.training costs more than ten times all the other parts, and that a class of
+    100 passes a budget of a minute; the releases say so too, and still build."""
+    path = kit / "autograder" / "suites" / "test_value_training.py"
+    text = path.read_text(encoding="utf-8").replace("steps=5", "steps=30").replace("hidden=8", "hidden=16")
+    path.write_text(text.replace("for 5\nsteps", "for 30\nsteps"), encoding="utf-8")
+    toml = kit / "grading.toml"
+    set_key(toml, 'parts."value.training"', "title", '"Training a 2-16-16-1 MLP on make_moons"')
+    set_key(toml, "budget", "class_of_100_minutes", "1")
+    done = autograder(kit, "check")
+    assert done.returncode == 0 and not problems(done), done.stdout
+    said = warnings(done)
+    assert len(said) == 2, said
+    assert said[0].startswith("part 'value.training' costs ") and "times all the other parts" in said[0]
+    assert said[1].startswith("a class of 100 would take about ") and "past the budget of 1 minutes" in \
+        said[1]
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.startswith("  value.")}
+    assert float(rows["value.training"][2]) > 10 * float(rows["value.mul"][2])
+    release = autograder(kit, "release", "student", "-o", str(tmp_path / "handout"))
+    assert release.returncode == 0 and "warning: part 'value.training' costs" in release.stderr
