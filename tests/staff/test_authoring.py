@@ -58,7 +58,7 @@ def totals(kit: Path, folder: str) -> tuple[float, float]:
     """The total and the maximum that `pytest autograder` gives `folder` of the copy."""
     results = kit / f"{folder}.json"
     subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                    "--submission", folder, "--reference", "solutions", f"--results-json={results}"],
+                    f"--submission={folder}", "--reference=solutions", f"--results-json={results}"],
                    cwd=kit, capture_output=True, text=True, check=False)
     tests = json.loads(results.read_text(encoding="utf-8"))["tests"]
     bonus = {t["tags"][0] for t in tests if "Bonus" in t["name"]}
@@ -155,7 +155,7 @@ def test_adding_exp_as_a_stub_part_is_one_command_and_a_docstring(kit, tmp_path)
     (bug / "value.py").write_text(text.replace(old, "self.grad += self.data * out.grad"), encoding="utf-8")
     results = kit / "bug.json"
     subprocess.run([sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-                    f"--submission={bug}", "--reference", "solutions", f"--results-json={results}"],
+                    f"--submission={bug}", "--reference=solutions", f"--results-json={results}"],
                    cwd=kit, capture_output=True, text=True, check=False)
     lost = {t["tags"][0] for t in json.loads(results.read_text(encoding="utf-8"))["tests"]
             if t["score"] < t["max_score"]}
