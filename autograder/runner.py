@@ -191,14 +191,19 @@ class Replicas(Protocol):
     def usable(self, scenario_id: str, reference: dict[str, bytes]) -> bool:
         """Is the scenario's replica verified for these reference files and the scenarios as they are?"""
 
-    def answer(self, scenario_id: str, kwargs: dict) -> object:
-        """The replica's answer, as plain JSON data."""
+    def answer(self, scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> object:
+        """The replica's answer for the reference's `files`, as plain JSON data; raises
+        AnswerLive where the live reference must answer this call."""
 
     def tolerance(self, scenario_id: str) -> str:
         """"training" or "default": the tolerance of grading.toml its answers hold to."""
 
     def disagreement(self, expected: object, got: object, tolerance: Tolerance) -> str | None:
         """Where the replica's answer `got` differs from the live one, or None."""
+
+
+class AnswerLive(Exception):
+    """A replica that cannot answer this one call as the worker would: the live reference does."""
 
 
 REPLICAS = pytest.StashKey[Replicas]()  # set by a plugin: the replicas a grading may answer from
@@ -235,13 +240,20 @@ class FastReference:
         checked = self.checked.get((self.digest, scenario_id))
         if self.usable[scenario_id] and checked is not None and checked.agrees:
             try:
-                return Reply(observations=self.replicas.answer(scenario_id, kwargs), seconds=checked.seconds)
+                return Reply(observations=self.replicas.answer(scenario_id, kwargs, self.live.worker.files),
+                             seconds=checked.seconds)
+            except AnswerLive:
+                pass
             except Exception as error:  # noqa: BLE001 - a replica that fails is the kit's fault: answer live
                 self._distrust(scenario_id, checked.seconds, f"it raised {type(error).__name__}: {error}")
         reply = self.live.answer(scenario_id, kwargs)
         if self.usable[scenario_id] and checked is None and answered(reply):
+            try:
+                why = self._disagreement(scenario_id, kwargs, reply)
+            except AnswerLive:
+                return reply  # nothing to compare with: the next call is compared
             self.checked[self.digest, scenario_id] = Checked(reply.seconds, True)
-            if why := self._disagreement(scenario_id, kwargs, reply):
+            if why:
                 self._distrust(scenario_id, reply.seconds, why)
         return reply
 
@@ -250,8 +262,10 @@ class FastReference:
         tolerance = Tolerance(self.tolerances.training_rel, self.tolerances.training_abs) if loose \
             else Tolerance(self.tolerances.rel, self.tolerances.abs)
         try:
-            return self.replicas.disagreement(reply.observations, self.replicas.answer(scenario_id, kwargs),
-                                              tolerance)
+            replica = self.replicas.answer(scenario_id, kwargs, self.live.worker.files)
+            return self.replicas.disagreement(reply.observations, replica, tolerance)
+        except AnswerLive:
+            raise
         except Exception as error:  # noqa: BLE001 - a replica that fails is the kit's fault
             return f"it raised {type(error).__name__}: {error}"
 

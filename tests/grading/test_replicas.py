@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import json
 import os
+import signal
+import threading
 import xml.etree.ElementTree as ElementTree
 from types import SimpleNamespace
 
@@ -108,9 +110,11 @@ class Recorded:
     def usable(self, scenario_id: str, reference: dict) -> bool:
         return self.verified
 
-    def answer(self, scenario_id: str, kwargs: dict) -> object:
+    def answer(self, scenario_id: str, kwargs: dict, reference: dict) -> object:
         self.asked.append(scenario_id)
         answer = self.answers[scenario_id]
+        if isinstance(answer, list):  # one per call, in turn
+            answer = answer.pop(0)
         if isinstance(answer, Exception):
             raise answer
         return answer
@@ -180,7 +184,57 @@ def test_the_real_replicas_are_not_used_where_solutions_differ():
     real = replicas.Replicas()
     assert real.usable("dual:lesson", read_files(SOLUTIONS)[0])
     assert not real.usable("dual:lesson", changed)
-    assert not real.usable("value:given_operations", read_files(SOLUTIONS)[0])  # no replica at all
+    assert not real.usable("value:given_operations", {"tensor": b"", "dual": b""})  # no engine to run it on
+
+
+def test_a_value_scenario_is_answered_by_the_reference_files_given():
+    """The value scenarios' replicas run the scenario on the very engine file the reference
+    has: another file, another answer."""
+    files = read_files(SOLUTIONS)[0]
+    rule = b"            self.grad += other.data * out.grad\n"
+    assert files["value"].count(rule) == 1
+    broken = {**files, "value": files["value"].replace(rule, rule.replace(b"+=", b"-="))}
+    asked = {"seed": 3, "count": 4}
+    real = replicas.Replicas()
+    assert real.usable("arithmetic:products", files) and real.usable("arithmetic:products", broken)
+    right, wrong = (real.answer("arithmetic:products", asked, given) for given in (files, broken))
+    assert [case["grads"][0] for case in right] == [-case["grads"][0] for case in wrong] != []
+    assert [case["grads"][1] for case in right] == [case["grads"][1] for case in wrong]
+
+
+def real_answer(files: dict[str, bytes]) -> object:
+    return replicas.Replicas().answer("arithmetic:products", {"seed": 3, "count": 4}, files)
+
+
+def test_a_value_scenario_that_cannot_be_answered_here_as_in_a_worker_is_answered_live():
+    """A case where the reference raised (a worker names the line of its own file), a call
+    past the CPU limit, and a call outside the main thread (no signal stops it there) are the
+    live reference's to answer."""
+    files = read_files(SOLUTIONS)[0]
+    def_mul = b"    def __mul__(self, other"
+    assert files["value"].count(def_mul) == 1
+    raises = (b"    def __mul__(self, other, *_):\n        raise ValueError('no')\n\n"
+              b"    def _unused(self, other")
+    raising = {**files, "value": files["value"].replace(def_mul, raises)}
+    with pytest.raises(runner.AnswerLive, match="raised"):
+        real_answer(raising)
+    with pytest.raises(runner.AnswerLive, match="CPU time"), replicas.inprocess._limit(0.05):
+        while True:
+            pass
+    assert signal.getsignal(signal.SIGPROF) in (signal.SIG_DFL, None)  # as it was
+    outside = []
+
+    def in_a_thread() -> None:
+        try:
+            real_answer(files)
+        except runner.AnswerLive as said:
+            outside.append(str(said))
+
+    thread = threading.Thread(target=in_a_thread)
+    thread.start()
+    thread.join()
+    assert outside == ["a call outside the main thread"]
+    assert real_answer(files)  # and in the main thread, an answer
 
 
 # -- every replica agrees with the live reference ---------------------------------------------------
@@ -212,6 +266,41 @@ def test_every_replica_agrees_with_the_live_reference(sealed_at, seed):
         expected = answers[scenario_key(scenario_id, kwargs)].observations
         found = replicas.disagreement(expected, replicas.answer(scenario_id, kwargs), tolerance)
         assert found is None, f"{scenario_id} {kwargs}: {found}"
+
+
+@pytest.mark.parametrize("seed", [*EVERY_SEED, *MORE_SEEDS])
+def test_every_value_scenario_run_here_answers_what_the_worker_answered(sealed_at, seed):
+    """Every call of a value scenario that the suites make at `seed`, run in this process on
+    solutions/value.py, answers exactly what the live reference's worker answered, or is
+    left to the live reference (AnswerLive)."""
+    sealed = sealed_at(seed)
+    answers = SealedReference(sealed.path).answers
+    files, real = read_files(SOLUTIONS)[0], replicas.Replicas()
+    asked = [(scenario_id, kwargs) for scenario_id, kwargs in calls_of(sealed.junit)
+             if scenario_id.partition(":")[0] in replicas.inprocess.MODULES]
+    assert {scenario_id.partition(":")[0] for scenario_id, _ in asked} == set(replicas.inprocess.MODULES)
+    left_live = []
+    for scenario_id, kwargs in asked:
+        assert real.usable(scenario_id, files)
+        try:
+            got = real.answer(scenario_id, kwargs, files)
+        except runner.AnswerLive:
+            left_live.append(scenario_id)
+            continue
+        assert got == answers[scenario_key(scenario_id, kwargs)].observations, f"{scenario_id} {kwargs}"
+    assert not left_live, left_live  # the reference raises nowhere, and nothing is that slow
+
+
+def test_a_call_a_replica_cannot_answer_is_live_and_the_replica_still_trusted(monkeypatch):
+    """AnswerLive: that one call is the live reference's. A first call the replica cannot answer
+    is not counted as checked, so the next one is compared; nothing is distrusted."""
+    monkeypatch.setattr(FastReference, "distrusted", [])
+    turns = [runner.AnswerLive("first"), {"val": 1.0}, runner.AnswerLive("third"), {"val": 1.0}]
+    reference, calls, replicas_of = fast_reference({"dual:lesson": {"val": 1.0}}, {"dual:lesson": turns})
+    answers = [reference.answer("dual:lesson", {"x": x}).observations for x in (1.0, 2.0, 3.0, 4.0)]
+    assert answers == [{"val": 1.0}] * 4
+    assert calls == ["dual:lesson"] * 3 and len(replicas_of.asked) == 4
+    assert FastReference.distrusted == []
 
 
 @pytest.mark.slow

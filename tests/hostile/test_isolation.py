@@ -536,7 +536,8 @@ kit, folder = sys.argv[1], sys.argv[2]
 codes = []
 for name, run in (("starved", starved), ("fed", real)):
     worker.Worker.run = run
-    codes.append(int(pytest.main([kit + "/autograder", "-q", "-p", "no:cacheprovider", "--submission=" + kit + "/solutions",
+    codes.append(int(pytest.main([kit + "/autograder", "-q", "-p", "no:cacheprovider",
+                                  "--submission=" + kit + "/solutions",
                                   "--results-json=" + folder + "/" + name + ".json"])))
 print(json.dumps(codes))
 """

@@ -1,0 +1,105 @@
+"""The scalar engine's scenarios, answered for the reference in this process: no new code.
+
+The reference's answers to the value scenarios (arithmetic, activations, backward, value) take
+little computing; what they cost live is mostly the round trip to its worker, fifty of them a
+grading. So their replicas are the scenarios themselves: the scenario modules, read as text as
+a worker is sent them, and the reference's own engine file, both loaded here into modules of
+their own, with a scenario called as the worker calls it. The same code on the same file gives
+the same answer, so these need no verification of their own, only the first call's comparison
+with the live answer that every replica gets (runner.FastReference).
+
+Where this process could answer otherwise than the worker, the live reference answers
+(runner.AnswerLive): a case where the reference raised (the worker names the line in its own
+folder), and a call that runs past test_timeout_seconds of CPU time (the worker stops it by its
+limit, and says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import signal
+import sys
+import threading
+import types
+from functools import cache
+
+from ... import runner, scenarios
+from ...config import load
+
+MODULES = ("activations", "arithmetic", "backward", "value")  # the scenario modules answered here
+PACKAGE = f"{__name__}._scenarios"  # where their copies live in sys.modules
+RELATIVE_IMPORT = "from ."
+
+
+def answer(scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> object:
+    """The scenario's answer, run on the reference's engine file, as the worker would send it."""
+    module, _, name = scenario_id.partition(":")
+    function = getattr(_package()[module], name)
+    engine = _engine(reference[function.engine])
+    with _limit(load().limits.test_timeout_seconds):
+        found = function(engine, **kwargs)
+    text = json.dumps(found, allow_nan=True)
+    if '"raised"' in text:
+        raise runner.AnswerLive(f"{scenario_id}: the reference raised in a case")
+    return json.loads(text)
+
+
+@cache
+def _package() -> dict[str, types.ModuleType]:
+    """The scenario modules, as a package of their own, each run after those it imports."""
+    sources = scenarios.sources()
+    package = types.ModuleType(PACKAGE)
+    package.__path__ = []
+    sys.modules[PACKAGE] = package
+    modules = {}
+    for name in sources:
+        modules[name] = types.ModuleType(f"{PACKAGE}.{name}")
+        modules[name].__package__ = PACKAGE
+        sys.modules[modules[name].__name__] = modules[name]
+    done: list[str] = []
+    while len(done) < len(sources):
+        ready = [name for name, source in sources.items() if name not in done
+                 and all(other in done for other in sources if f"{RELATIVE_IMPORT}{other} import" in source)]
+        if not ready:
+            raise ImportError(f"the scenario modules {sorted(set(sources) - set(done))} import each other")
+        for name in ready:
+            exec(compile(sources[name], f"<scenarios/{name}.py>", "exec"), modules[name].__dict__)  # noqa: S102
+            done.append(name)
+    return modules
+
+
+@cache
+def _engine(source: bytes) -> types.ModuleType:
+    """The reference's engine file as a module of its own (one per distinct file)."""
+    name = f"{PACKAGE}_engine_{hashlib.sha256(source).hexdigest()[:16]}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # a dataclass looks its module up there
+    exec(compile(source, "value.py", "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+class _TimeUp(BaseException):
+    """The call's CPU time is spent (not an Exception: a scenario's case must not catch it)."""
+
+
+def _time_up(signum, frame):
+    raise _TimeUp
+
+
+@contextlib.contextmanager
+def _limit(seconds: float):
+    """Stop the call after `seconds` of this process's CPU time: the live reference answers it
+    (as it does every call outside the main thread, where no signal can stop one)."""
+    if threading.current_thread() is not threading.main_thread():
+        raise runner.AnswerLive("a call outside the main thread")
+    previous = signal.signal(signal.SIGPROF, _time_up)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    except _TimeUp:
+        raise runner.AnswerLive(f"ran past {seconds} s of CPU time here") from None
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, signal.SIG_DFL if previous is None else previous)
