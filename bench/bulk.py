@@ -1,7 +1,9 @@
 """How fast `autograder bulk` grades a class, and what the hangs and the memory cost.
 
 Generates classes (by default of 100 and of 1,000 submissions: two in three correct, one in
-three with a one-line bug, and 3 in every 100 whose backward() never returns), seals the
+three with a one-line bug, and 3 in every 100 whose backward() never returns, spread through
+the class as they would be: a hang graded first would count as its own the warm-up of its
+grading process, which the first submissions each process grades pay), seals the
 reference once, times a bulk run of one correct submission, then the bulk run of each class,
 and prints submissions a second, the share of the grading time the hanging submissions
 took, and the peak memory of the whole run (bulk and every process it started), sampled:
@@ -64,10 +66,14 @@ def variant(bug: tuple[str, str, str] | None) -> dict[str, str]:
 
 
 def make_class(folder: Path, size: int, hanging: int) -> dict[str, str]:
-    """Write the class; return what each submission is (correct, a bug, or hanging)."""
+    """Write the class; return what each submission is (correct, a bug, or hanging). The
+    hanging ones take the places of bugs, evenly spaced: 15, 48, 81 in a class of 100."""
+    places = range(0, size, 3)  # the bugs'
+    step = len(places) // hanging if hanging else 1
+    hangs = set(places[step // 2::step][:hanging])
     kinds = {}
     for index in range(size):
-        if index < hanging:
+        if index in hangs:
             kind, bug = "hanging", HANG
         elif index % 3 == 0:
             bug = BUGS[(index // 3) % len(BUGS)]
@@ -163,7 +169,7 @@ def bare_starts(count: int, jobs: int) -> float:
 
 def seconds_by_source(out: Path) -> dict[str, float]:
     with sqlite3.connect(out / "gradebook.sqlite") as db:
-        return dict(db.execute("SELECT source, seconds FROM submissions"))
+        return dict(db.execute("SELECT source, seconds FROM submissions ORDER BY rowid"))  # as graded
 
 
 def main_bench() -> None:
@@ -203,6 +209,7 @@ def main_bench() -> None:
             for source, kind in kinds.items():
                 by_kind.setdefault(kind, []).append(seconds[source])
             hangs = sum(by_kind.get("hanging", []))
+            first = list(seconds.values())[:args.jobs]  # in the order graded
             print(f"\nclass of {size} ({hanging} hanging in backward): {whole:.1f} s, "
                   f"{size / whole:.2f} submissions/s, peak memory {memory.peak / 2**20:.0f} MB resident "
                   f"({memory.peak_pss / 2**20:.0f} MB proportional); the hanging "
@@ -210,6 +217,8 @@ def main_bench() -> None:
             for kind, times in sorted(by_kind.items()):
                 print(f"  {kind:>16}: {len(times):4d} submissions, median {statistics.median(times):.2f} s, "
                       f"total {sum(times):.0f} s")
+            print(f"  the first {len(first)} graded, which warm their grading processes: "
+                  + ", ".join(f"{value:.2f} s" for value in first))
             if size == 100:
                 bare = bare_starts(size, args.jobs)
                 print(f"  {size} bare starts of Python with NumPy and pytest, {args.jobs} at a time: "
