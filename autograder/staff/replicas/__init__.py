@@ -187,6 +187,11 @@ def _length(x: object) -> str:
     return f"{len(x)} items" if isinstance(x, list) else f"a {type(x).__name__}"
 
 
+def _runs_here(scenario_id: str) -> bool:
+    """Is the scenario one of those run as they are on the reference's engine (inprocess.py)?"""
+    return scenario_id.partition(":")[0] in inprocess.MODULES
+
+
 class Replicas:
     """The replicas a grading may answer from (the runner's side of them: runner.FastReference)."""
 
@@ -196,19 +201,17 @@ class Replicas:
     def usable(self, scenario_id: str, reference: dict[str, bytes]) -> bool:
         """Is there a replica of this scenario, verified for these reference files and the
         scenario modules as they are, or run here on the reference's own engine file?"""
-        if scenario_id.partition(":")[0] in inprocess.MODULES:
+        if _runs_here(scenario_id):
             return scenarios.scenario(scenario_id).engine in reference
         return scenario_id in self.recorded and key(scenario_id, reference) == self.recorded[scenario_id]
 
     def answer(self, scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> object:
-        if scenario_id.partition(":")[0] in inprocess.MODULES:
+        if _runs_here(scenario_id):
             return inprocess.answer(scenario_id, as_sent(kwargs), reference)
         return answer(scenario_id, kwargs)
 
     def tolerance(self, scenario_id: str) -> str:
-        if scenario_id.partition(":")[0] in inprocess.MODULES:
-            return "default"
-        return tolerance_of(scenario_id)
+        return "default" if _runs_here(scenario_id) else tolerance_of(scenario_id)
 
     disagreement = staticmethod(disagreement)
 

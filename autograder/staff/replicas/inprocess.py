@@ -30,7 +30,6 @@ from ...config import load
 
 MODULES = ("activations", "arithmetic", "backward", "value")  # the scenario modules answered here
 PACKAGE = f"{__name__}._scenarios"  # where their copies live in sys.modules
-RELATIVE_IMPORT = "from ."
 
 
 def answer(scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> object:
@@ -49,24 +48,26 @@ def answer(scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> objec
 @cache
 def _package() -> dict[str, types.ModuleType]:
     """The scenario modules, as a package of their own, each run after those it imports."""
+    from . import RELATIVE_IMPORT  # noqa: PLC0415 - the package imports this module before defining it
+
     sources = scenarios.sources()
     package = types.ModuleType(PACKAGE)
     package.__path__ = []
     sys.modules[PACKAGE] = package
-    modules = {}
+    modules: dict[str, types.ModuleType] = {}
+
+    def load(name: str) -> None:
+        if name in modules:
+            return
+        module = modules[name] = sys.modules[f"{PACKAGE}.{name}"] = types.ModuleType(f"{PACKAGE}.{name}")
+        module.__package__ = PACKAGE
+        for other in RELATIVE_IMPORT.findall(sources[name]):
+            if other in sources:
+                load(other)
+        exec(compile(sources[name], f"<scenarios/{name}.py>", "exec"), module.__dict__)  # noqa: S102
+
     for name in sources:
-        modules[name] = types.ModuleType(f"{PACKAGE}.{name}")
-        modules[name].__package__ = PACKAGE
-        sys.modules[modules[name].__name__] = modules[name]
-    done: list[str] = []
-    while len(done) < len(sources):
-        ready = [name for name, source in sources.items() if name not in done
-                 and all(other in done for other in sources if f"{RELATIVE_IMPORT}{other} import" in source)]
-        if not ready:
-            raise ImportError(f"the scenario modules {sorted(set(sources) - set(done))} import each other")
-        for name in ready:
-            exec(compile(sources[name], f"<scenarios/{name}.py>", "exec"), modules[name].__dict__)  # noqa: S102
-            done.append(name)
+        load(name)
     return modules
 
 
