@@ -24,7 +24,7 @@ from typing import ClassVar, Protocol
 
 import pytest
 
-from . import sandbox
+from . import sandbox, scenarios
 from .answers import Tolerance, answered
 from .config import Grading, Limits, Tolerances
 from .questions import Seed
@@ -167,7 +167,10 @@ class LiveReference:
         return self.answers[key]
 
     def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
-        """The graphs the reference draws for a scenario (None where it draws none)."""
+        """The graphs the reference draws for a scenario (None where it draws none: never asked of
+        a scenario that cannot draw, which would run it again for nothing)."""
+        if not scenarios.scenario(scenario_id).draws:
+            return None
         if self.draw:
             return self.answer(scenario_id, kwargs).graphs
         key = scenario_key(scenario_id, kwargs)

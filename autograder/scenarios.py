@@ -29,6 +29,7 @@ class Scenario:
     reverse: str  # who runs its reverse pass, as declared: "kit", "backward" or "none"
     snippet: str  # its docstring
     operations: frozenset[str]  # what its snippet may use of value.py (value scenarios only)
+    draws: bool  # whether its module can reach common.drawn: else it never draws a graph
 
 
 @cache
@@ -69,7 +70,35 @@ def scenario(scenario_id: str) -> Scenario:
                           "declared with @scenario)")
     snippet = ast.get_docstring(functions[function_name], clean=False) or ""
     return Scenario(id=scenario_id, engine=declared["engine"], reverse=declared["reverse"], snippet=snippet,
-                    operations=operations_in(snippet) if declared["engine"] == "value" else frozenset())
+                    operations=operations_in(snippet) if declared["engine"] == "value" else frozenset(),
+                    draws=module_name in _drawing())
+
+
+DRAWN = "drawn"  # common.py's function that keeps a graph: the one way a drawing reaches a reply
+
+
+def drawing_modules(modules: dict[str, str]) -> frozenset[str]:
+    """The modules of `modules` (source by name) that can reach common.drawn: those that import it
+    (or the whole of common, or *), and those that import one of them, however indirectly."""
+    imports: dict[str, set[str]] = {}
+    found = set()
+    for name, source in modules.items():
+        imports[name] = set()
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.ImportFrom) or node.level != 1:
+                continue
+            names = {alias.name for alias in node.names}
+            if node.module == "common" and names & {DRAWN, "*"} or node.module is None and "common" in names:
+                found.add(name)
+            imports[name] |= {node.module} if node.module else names
+    while more := {name for name, used in imports.items() if name not in found and used & found}:
+        found |= more
+    return frozenset(found)
+
+
+@cache
+def _drawing() -> frozenset[str]:
+    return drawing_modules(sources())
 
 
 def every_scenario() -> list[Scenario]:

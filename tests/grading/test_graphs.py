@@ -18,12 +18,13 @@ import re
 import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from support import KIT
 from support.corpus import BUGS, CORRECT, Edit, Submission, build
 
-from autograder import graphs, scenarios
+from autograder import graphs, runner, scenarios
 from autograder.answers import Tolerance
 from autograder.config import load
 from autograder.inside.scenarios import common
@@ -323,3 +324,52 @@ def test_a_rerun_that_answers_otherwise_draws_nothing(sealed_reference, tmp_path
     parts, messages = failures(folder, tmp_path, sealed_reference.path)
     assert parts["value.mul"]["score"] < parts["value.mul"]["max_score"]
     assert not graph_messages(messages)
+
+
+# -- which scenarios can draw ---------------------------------------------------------------------------
+
+def test_the_modules_that_can_draw_follow_their_imports():
+    modules = {
+        "common": "def drawn(graph): ...\ndef scenario(*a): ...\n",
+        "recorder": "from .common import drawn\n",
+        "renamed": "from .common import drawn as keep\n",
+        "whole": "from . import common\n",
+        "starred": "from .common import *\n",
+        "through": "from .recorder import something\n",
+        "twice_through": "from . import through\n",
+        "plain": "from .common import scenario\nimport numpy\n",
+        "absolute": "from common import drawn\n",  # not a relative import: not the scenarios' common
+    }
+    assert scenarios.drawing_modules(modules) == {"recorder", "renamed", "whole", "starred", "through",
+                                                  "twice_through"}
+
+
+def test_no_scenario_said_never_to_draw_draws(sealed_reference):
+    """Held against what the reference drew when sealed (every scenario asked to draw): the
+    reference is never run for a drawing of a scenario that cannot make one, so none may."""
+    answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))["answers"]
+    drew, never = set(), set()
+    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
+        for prop in case.iter("property"):
+            if prop.get("name") == "scenario":
+                scenario_id, kwargs = json.loads(prop.get("value"))
+                if answers[scenario_key(scenario_id, kwargs)]["graphs"]:
+                    drew.add(scenario_id)
+                if not scenarios.scenario(scenario_id).draws:
+                    never.add(scenario_id)
+    assert drew and not drew & never
+    assert {name.partition(":")[0] for name in never} == {"dual", "tensor", "training"}
+
+
+def test_the_reference_runs_no_scenario_for_a_drawing_it_cannot_make(monkeypatch):
+    ran = []
+    monkeypatch.setattr(runner, "run_unless_busy",
+                        lambda worker, scenario_id, kwargs, limit, draw=False: ran.append(scenario_id)
+                        or SimpleNamespace(graphs=[{"nodes": []}]))
+    reference = object.__new__(runner.LiveReference)
+    reference.draw, reference.drawn, reference.worker, reference.timeout = False, {}, None, 1.0
+    assert reference.graphs("training:train_moons", {"steps": 5}) is None
+    assert reference.graphs("tensor:broadcast_operand", {}) is None
+    assert ran == []
+    assert reference.graphs("backward:three_calls", {}) == [{"nodes": []}]
+    assert ran == ["backward:three_calls"]
