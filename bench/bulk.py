@@ -12,7 +12,10 @@ zygote's, counted once). The yardstick of a class of 100 is 100 bare starts of P
 import NumPy and pytest, as many at a time as bulk has jobs, timed right after it: what any
 grader that starts a process per submission pays before it grades anything.
 
-    .venv/bin/python bench/bulk.py [--sizes 100,1000] [--hanging-per-100 3] [--jobs N]
+    .venv/bin/python bench/bulk.py [--sizes 100,1000] [--hanging-per-100 3] [--jobs N] [--correct-only]
+
+`--correct-only` grades classes of correct submissions alone (no bug, no hang): what the ratio
+comes to when no submission fails a check, the least any class can cost.
 
 Targets, on 2 cores: 100 submissions in at most 1.6 x the time of 100 bare starts; 1,000 in
 under 3 minutes with peak memory under 1 GB; a hanging submission in at most 1.5 s.
@@ -65,9 +68,10 @@ def variant(bug: tuple[str, str, str] | None) -> dict[str, str]:
     return files
 
 
-def make_class(folder: Path, size: int, hanging: int) -> dict[str, str]:
-    """Write the class; return what each submission is (correct, a bug, or hanging). The
-    hanging ones take the places of bugs, evenly spaced: 15, 48, 81 in a class of 100."""
+def make_class(folder: Path, size: int, hanging: int, bugs: bool = True) -> dict[str, str]:
+    """Write the class; return what each submission is (correct, a bug, or hanging). One in
+    three has a bug unless `bugs` is False; the hanging ones take the places of bugs, evenly
+    spaced: 15, 48, 81 in a class of 100."""
     places = range(0, size, 3)  # the bugs'
     step = len(places) // hanging if hanging else 1
     hangs = set(places[step // 2::step][:hanging])
@@ -75,7 +79,7 @@ def make_class(folder: Path, size: int, hanging: int) -> dict[str, str]:
     for index in range(size):
         if index in hangs:
             kind, bug = "hanging", HANG
-        elif index % 3 == 0:
+        elif bugs and index % 3 == 0:
             bug = BUGS[(index // 3) % len(BUGS)]
             kind = f"bug in {bug[0]}.py"
         else:
@@ -177,7 +181,11 @@ def main_bench() -> None:
     parser.add_argument("--sizes", default="100,1000", help="class sizes, comma-separated")
     parser.add_argument("--hanging-per-100", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=bulk.cores())
+    parser.add_argument("--correct-only", action="store_true",
+                        help="classes of correct submissions alone (no bugs, no hangs)")
     args = parser.parse_args()
+    if args.correct_only:
+        args.hanging_per_100 = 0
     sizes = [int(size) for size in args.sizes.split(",")]
     work = Path(tempfile.mkdtemp(prefix="bench-bulk-"))
     try:
@@ -200,7 +208,7 @@ def main_bench() -> None:
         verdicts = []
         for size in sizes:
             hanging = size * args.hanging_per_100 // 100
-            kinds = make_class(work / f"class-{size}", size, hanging)
+            kinds = make_class(work / f"class-{size}", size, hanging, bugs=not args.correct_only)
             out = work / f"out-{size}"
             shutil.copytree(reference / "reference", out / "reference")
             whole, memory = timed_bulk(work / f"class-{size}", out, args.jobs)
@@ -210,7 +218,8 @@ def main_bench() -> None:
                 by_kind.setdefault(kind, []).append(seconds[source])
             hangs = sum(by_kind.get("hanging", []))
             first = list(seconds.values())[:args.jobs]  # in the order graded
-            print(f"\nclass of {size} ({hanging} hanging in backward): {whole:.1f} s, "
+            shape = "correct submissions only" if args.correct_only else f"{hanging} hanging in backward"
+            print(f"\nclass of {size} ({shape}): {whole:.1f} s, "
                   f"{size / whole:.2f} submissions/s, peak memory {memory.peak / 2**20:.0f} MB resident "
                   f"({memory.peak_pss / 2**20:.0f} MB proportional); the hanging "
                   f"submissions took {hangs / sum(seconds.values()):.0%} of the grading time")

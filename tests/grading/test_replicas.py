@@ -9,6 +9,7 @@ seed, at the kit's seeds and at more.
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import os
 import signal
@@ -235,6 +236,26 @@ def test_a_value_scenario_that_cannot_be_answered_here_as_in_a_worker_is_answere
     thread.join()
     assert outside == ["a call outside the main thread"]
     assert real_answer(files)  # and in the main thread, an answer
+
+
+def test_a_value_scenario_here_frees_its_graph_and_leaves_the_collector_as_it_was():
+    """Its graph's reference cycles are collected as the call ends, and the automatic collector
+    (off during the call) is as it was after every call: answered, raised or out of time."""
+    files = read_files(SOLUTIONS)[0]
+    Value = replicas.inprocess._engine(files["value"]).Value
+    assert gc.isenabled() and real_answer(files)
+    assert gc.isenabled()
+    assert not [found for found in gc.get_objects() if isinstance(found, Value)]
+    with pytest.raises(runner.AnswerLive), replicas.inprocess._limit(0.05), replicas.inprocess._collected():
+        while True:
+            pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        real_answer(files)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 # -- every replica agrees with the live reference ---------------------------------------------------
