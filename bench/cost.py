@@ -17,7 +17,10 @@ counted. Every run's CPU time is split into:
 - judge: comparing answers and making messages (a failed check's reruns count as submission).
 
 Prints the median of each over the runs, and the reference's share of the whole. Target: the
-reference at most 10 % of an official grading's CPU time.
+reference at most 10 % of an official grading's CPU time. Then what a pytest session costs
+before any test runs (its configuration and the collection of the suites: the same options
+with --collect-only, in the same process), the part of "pytest" that a grading pays however
+little it runs.
 
     python bench/cost.py [--repeat 10] [--submission FOLDER]
 """
@@ -161,6 +164,7 @@ def main() -> None:
                 runs[part].append(seconds.get(part, 0.0))
             runs["total"].append(sum(seconds.get(part, 0.0) for part in PARTS))
             runs["share"].append(seconds.get("reference", 0.0) / runs["total"][-1])
+        collecting = [session_seconds([*options, "--collect-only"]) for _ in range(args.repeat)]
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; an official grading of "
           f"{args.submission}, CPU seconds, median of {args.repeat}:")
     for part in (*PARTS, "total"):
@@ -168,6 +172,15 @@ def main() -> None:
     share = statistics.median(runs["share"])
     met = "met" if share <= 0.10 else "NOT met"
     print(f"the reference's share: {share:.1%}; target at most 10 % -> {met}")
+    print(f"a session that collects the suites and runs no test: {statistics.median(collecting):.3f} s")
+
+
+def session_seconds(args: list[str]) -> float:
+    """The CPU seconds of one pytest session in this process."""
+    start = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main(args)
+    return time.process_time() - start
 
 
 if __name__ == "__main__":
