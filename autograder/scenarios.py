@@ -74,24 +74,35 @@ def scenario(scenario_id: str) -> Scenario:
                     draws=module_name in _drawing())
 
 
+def imported(source: str) -> dict[str, frozenset[str]]:
+    """What a scenario module's source imports from the modules beside it (`from .name import
+    x`), by module: the names it takes, or "*" for all of them (`import *`, `from . import name`)."""
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module is None:
+                for alias in node.names:
+                    found.setdefault(alias.name, set()).add("*")
+            else:
+                found.setdefault(node.module, set()).update(alias.name for alias in node.names)
+    return {module: frozenset(names) for module, names in found.items()}
+
+
+@cache
+def needs(name: str) -> list[str]:
+    """The scenario modules that the scenario module `name` imports from."""
+    return [module for module in imported(sources()[name]) if module in sources()]
+
+
 DRAWN = "drawn"  # common.py's function that keeps a graph: the one way a drawing reaches a reply
 
 
 def drawing_modules(modules: dict[str, str]) -> frozenset[str]:
     """The modules of `modules` (source by name) that can reach common.drawn: those that import it
-    (or the whole of common, or *), and those that import one of them, however indirectly."""
-    imports: dict[str, set[str]] = {}
-    found = set()
-    for name, source in modules.items():
-        imports[name] = set()
-        for node in ast.walk(ast.parse(source)):
-            if not isinstance(node, ast.ImportFrom) or node.level != 1:
-                continue
-            names = {alias.name for alias in node.names}
-            if node.module == "common" and names & {DRAWN, "*"} or node.module is None and "common" in names:
-                found.add(name)
-            imports[name] |= {node.module} if node.module else names
-    while more := {name for name, used in imports.items() if name not in found and used & found}:
+    (or the whole of common), and those that import one of them, however indirectly."""
+    imports = {name: imported(source) for name, source in modules.items()}
+    found = {name for name, used in imports.items() if used.get("common", frozenset()) & {DRAWN, "*"}}
+    while more := {name for name, used in imports.items() if name not in found and found & used.keys()}:
         found |= more
     return frozenset(found)
 

@@ -133,8 +133,7 @@ def grade_once(args: list[str]) -> dict[str, float]:
     meter = Meter()
     saved = instrument(meter)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = pytest.main(args)
+        code = quietly(args)
         meter.charge()
     finally:
         for owner, name, original in reversed(saved):
@@ -178,9 +177,14 @@ def main() -> None:
 def session_seconds(args: list[str]) -> float:
     """The CPU seconds of one pytest session in this process."""
     start = time.process_time()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        pytest.main(args)
+    quietly(args)
     return time.process_time() - start
+
+
+def quietly(args: list[str]) -> int:
+    """pytest in this process, its output dropped; its exit status."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return int(pytest.main(args))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ import hashlib
 import importlib
 import json
 import os
-import re
 from functools import cache
 from pathlib import Path
 
@@ -59,7 +58,6 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 HERE = Path(__file__).parent
 VERIFIED = HERE / "verified.json"
 MODULES = ("dual", "tensor", "training")  # the scenario modules that have replicas here
-RELATIVE_IMPORT = re.compile(r"^from \.(\w+) import", re.MULTILINE)
 
 
 def case(found: dict, inputs: dict) -> dict:
@@ -89,7 +87,7 @@ def mirrored(module: str) -> list[str]:
         name = todo.pop()
         if name not in found and name in sources:
             found.append(name)
-            todo += RELATIVE_IMPORT.findall(sources[name])
+            todo += scenarios.needs(name)
     return sorted(found)
 
 

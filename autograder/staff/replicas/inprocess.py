@@ -49,8 +49,6 @@ def answer(scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> objec
 @cache
 def _package() -> dict[str, types.ModuleType]:
     """The scenario modules, as a package of their own, each run after those it imports."""
-    from . import RELATIVE_IMPORT  # noqa: PLC0415 - the package imports this module before defining it
-
     sources = scenarios.sources()
     package = types.ModuleType(PACKAGE)
     package.__path__ = []
@@ -62,9 +60,8 @@ def _package() -> dict[str, types.ModuleType]:
             return
         module = modules[name] = sys.modules[f"{PACKAGE}.{name}"] = types.ModuleType(f"{PACKAGE}.{name}")
         module.__package__ = PACKAGE
-        for other in RELATIVE_IMPORT.findall(sources[name]):
-            if other in sources:
-                load(other)
+        for other in scenarios.needs(name):
+            load(other)
         exec(compile(sources[name], f"<scenarios/{name}.py>", "exec"), module.__dict__)  # noqa: S102
 
     for name in sources:
