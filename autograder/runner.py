@@ -24,9 +24,10 @@ from typing import ClassVar, Protocol
 
 import pytest
 
-from . import sandbox, scenarios
+from . import isolation, scenarios
 from .answers import Tolerance, answered
 from .config import Grading, Limits, Tolerances
+from .portable import PortableWorker
 from .questions import Seed
 from .stubs import Handout, StubError, handout
 from .worker import Ending, IdleBudget, Reply, Worker, read_files
@@ -61,11 +62,18 @@ def run_unless_busy(worker: Worker, scenario_id: str, kwargs: dict, limit: float
 
 
 def start_sandbox() -> str:
-    """The sandbox level, or the end of the session with the one message that says why not."""
+    """How workers are isolated here (isolation.level), or the end of the session with the one
+    message that says why they cannot run."""
     try:
-        return sandbox.require()
-    except sandbox.SandboxError as error:
+        return isolation.level()
+    except isolation.IsolationError as error:
         pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def new_worker(folder: Path, limits: Limits, *args, **options) -> Worker:
+    """A Worker (the sandbox's) or a PortableWorker (plain child processes), as this run isolates."""
+    kind = PortableWorker if isolation.portable() else Worker
+    return kind(folder, limits, *args, **options)
 
 
 def time_limit(limits: Limits, reference_seconds: float) -> float:
@@ -122,7 +130,7 @@ def kept_worker(folder: Path, limits: Limits) -> Worker:
         atexit.register(lambda: [worker.close() for worker in _KEPT])
     for worker in _KEPT:
         worker.close()
-    _KEPT[:] = [Worker(folder, limits, (files, unreadable), share=False, sweep=False,
+    _KEPT[:] = [new_worker(folder, limits, (files, unreadable), share=False, sweep=False,
                        idle=reference_idle(limits))]
     return _KEPT[0]
 
@@ -136,13 +144,13 @@ class LiveReference:
     def __init__(self, folder: Path, grading: Grading, draw: bool = False, sha256: str | None = None,
                  keep: bool = False) -> None:
         start_sandbox()
-        if problem := sandbox.exposed(folder, "the reference"):
+        if problem := isolation.exposed(folder, "the reference"):
             pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
         # Its own clock: the reference may idle as long as it may compute (test_timeout_seconds in
         # all), never on the submission's idle_seconds, so an instructor's slow change is no fault.
         self.keep = keep
         self.worker = kept_worker(folder, grading.limits) if keep else \
-            Worker(folder, grading.limits, share=False, sweep=False, idle=reference_idle(grading.limits))
+            new_worker(folder, grading.limits, share=False, sweep=False, idle=reference_idle(grading.limits))
         if sha256 is not None and files_digest(self.worker.files) != sha256.lower():
             self.worker.close()
             pytest.exit(f"{folder}: not the reference this grading was given (its files changed since "
@@ -373,7 +381,7 @@ class Runner:
                  grading: Grading) -> None:
         start_sandbox()
         self.grading = grading
-        self.submission = Worker(submission, grading.limits)
+        self.submission = new_worker(submission, grading.limits)
         self.reference = reference
         self.answers: dict[str, tuple[Reply, Reply, float]] = {}
         self.second: Worker | None = None
@@ -418,7 +426,7 @@ class Runner:
         if key not in self.second_answers:
             _, _, limit = self.run(scenario_id, kwargs)
             if self.second is None:  # its objects lie elsewhere: an answer that follows them changes
-                self.second = Worker(self.submission.folder, self.grading.limits,
+                self.second = new_worker(self.submission.folder, self.grading.limits,
                                      (self.submission.files, self.submission.unreadable),
                                      idle=self.submission.idle, shift=SHIFT)
             self.second_answers[key] = run_unless_busy(self.second, scenario_id, kwargs, limit, draw=True)

@@ -10,6 +10,10 @@ and the next request gets a fresh one. Time asleep or blocked is budgeted per im
 (`idle_seconds`, shared by all its workers): a request that idles past what is left times out.
 A request that gets no CPU for a long wall-clock while (`wall_clock_seconds`) comes back
 marked `busy`: the machine, not the submission, was slow.
+
+`Worker` is the Linux sandbox's; where that cannot be had (Windows, macOS), the student's own
+check runs `portable.PortableWorker`, the same worker with a plain child process behind it
+(`isolation.py` says which one a run uses). Reply and the rest here serve both.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import sandbox, scenarios
+from . import scenarios
 from .config import Limits
+from .isolation import linux_sandbox
 from .parts import ENGINES
 from .submission import UnreadableFile, read_regular
 
@@ -40,6 +45,7 @@ BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
 PROGRAM = [sys.executable, "-s", "-B", "-u", "-c", BOOT]
 MAX_ANSWER_BYTES = 8 * 1024 * 1024  # room for MAX_VALUES numbers; the reference's largest is 15 KB
 MAX_PIPE_BYTES = 1 << 20  # the most a pipe holds (an unprivileged account may make one this large)
+sandbox = linux_sandbox()  # None where there is no Linux sandbox: only PortableWorker runs there
 
 
 class Ending(enum.Enum):
@@ -246,12 +252,6 @@ class Worker:
         self.import_output = ""
         self.oom_kills: int | None = None  # the machine's count when its process started
 
-    def fresh_copy(self) -> Worker:
-        """Another worker for the same files, as they were read the first time, sharing this
-        one's idle budget."""
-        return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle,
-                      forked=self.forked, shift=self.shift)
-
     # -- the process ---------------------------------------------------------------------------
 
     def _start(self) -> None:
@@ -354,27 +354,20 @@ class Worker:
         self.stop()
         if status is None:
             return "the worker closed its answer channel and did not exit"
-        code = os.waitstatus_to_exitcode(status)
-        if code >= 0:
-            return f"the worker exited with status {code} before answering"
-        name = signal.Signals(-code).name
-        reasons = {"SIGXCPU": f"the CPU time limit of {self.limits.cpu_seconds} s was exceeded",
-                   "SIGSEGV": "the worker crashed (a segmentation fault): most likely a recursion that "
-                              "never ends, such as an operator that calls itself (`__radd__` returning "
-                              "`other + self`, or `x + y` inside `__add__`); in your own Python the "
-                              "snippet raises RecursionError there instead",
-                   "SIGKILL": "the worker was killed (SIGKILL)"}
-        if name == "SIGKILL" and (oom_kills() or 0) > (self.oom_kills or 0):
-            return (f"the worker was killed by the kernel's out-of-memory killer: the machine, or its "
-                    f"memory cgroup, ran out of memory while it ran (within its own limit of "
-                    f"{self.limits.memory_mb} MB, it used more than the machine had to give)")
-        return reasons.get(name, f"the worker was stopped by {name}")
+        return ended(os.waitstatus_to_exitcode(status), self.limits,
+                     killed_for_memory=(oom_kills() or 0) > (self.oom_kills or 0))
 
     def stop(self) -> None:
         """Stop the worker and everything it started; the next request starts a new one."""
         process, self.process = self.process, None
         if process is not None:
             process.stop()
+
+    def _sweep(self) -> None:
+        """After a request: kill what the worker started, if it is to be swept."""
+        if self.sweep and self.process is not None and self.process.clock.others() \
+                and not self.process.clock.kill_others():
+            self.stop()  # what it started would not die: the next request gets a fresh worker
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -390,9 +383,7 @@ class Worker:
         except BaseException:
             self.stop()  # whatever stopped the wait, the next request gets a fresh worker
             raise
-        if self.sweep and self.process is not None and self.process.clock.others() \
-                and not self.process.clock.kill_others():
-            self.stop()  # what it started would not die: the next request gets a fresh worker
+        self._sweep()
         reply.output, reply.printed = output.text(), output.printed
         if reply.raised is not None and reply.raised.type == "MemoryError":
             limit = f"the memory limit of {self.limits.memory_mb} MB was reached"
@@ -440,6 +431,30 @@ GRACE_SECONDS = 0.05  # CPU time a worker has to reply once its own timer has in
 IDLE_SLACK_SECONDS = 1.0  # how much longer than its CPU limit a request may sleep or block
 IDLE_FREE_SECONDS = 0.05  # idle time of every request that is not charged: the pipes' and the grader's
 FAMILY_EVERY_SECONDS = 0.25  # how often a slow request's other processes are looked at
+
+
+# Windows' codes for a process that crashed (NTSTATUS), read as the POSIX signal of the same cause.
+CRASH_CODES = {0xC0000005: "SIGSEGV", 0xC00000FD: "SIGSEGV"}  # access violation, stack overflow
+
+
+def ended(code: int, limits: Limits, killed_for_memory: bool = False) -> str:
+    """Why a worker that ended with exit code `code` (negative: the signal that ended it) gave no
+    answer. `killed_for_memory`: the kernel's out-of-memory killer ended a process meanwhile."""
+    name = CRASH_CODES.get(code & 0xFFFFFFFF) if code > 0 else None
+    if code >= 0 and name is None:
+        return f"the worker exited with status {code} before answering"
+    name = name or signal.Signals(-code).name
+    reasons = {"SIGXCPU": f"the CPU time limit of {limits.cpu_seconds} s was exceeded",
+               "SIGSEGV": "the worker crashed (a segmentation fault): most likely a recursion that "
+                          "never ends, such as an operator that calls itself (`__radd__` returning "
+                          "`other + self`, or `x + y` inside `__add__`); in your own Python the "
+                          "snippet raises RecursionError there instead",
+               "SIGKILL": "the worker was killed (SIGKILL)"}
+    if name == "SIGKILL" and killed_for_memory:
+        return (f"the worker was killed by the kernel's out-of-memory killer: the machine, or its "
+                f"memory cgroup, ran out of memory while it ran (within its own limit of "
+                f"{limits.memory_mb} MB, it used more than the machine had to give)")
+    return reasons.get(name, f"the worker was stopped by {name}")
 
 
 def oom_kills() -> int | None:

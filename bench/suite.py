@@ -11,6 +11,8 @@ reference's engines: no worker, no pytest, no judge. Against it, in this one run
 - `pytest autograder` as a process of its own, with sealed answers (as a student runs the
   handout, and Gradescope the bundle), with the pytest plugins of this Python and with those
   a student's has (the kit's dependencies' alone);
+- the same, with the workers as plain child processes (`--sandbox-level=portable`: how a
+  student's Windows or macOS runs it), against the sandbox's;
 - `pytest autograder` with the reference answered live (as a student runs it in the kit).
 
 Each a few times; prints the medians and their ratios to the floor. Targets: a submission as
@@ -116,6 +118,9 @@ def main() -> None:
         # A student's Python has the pytest plugins of the kit's dependencies alone.
         handout = wall([*PYTEST, "-p", "pytest_timeout", f"--reference={sealed}"], repeat,
                        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        portable = wall([*PYTEST, "-p", "pytest_timeout", f"--reference={sealed}",
+                         "--sandbox-level=portable"], repeat,
+                        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
         live = wall(PYTEST, repeat)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; medians of {repeat}")
     rows = [("in-process floor: every scenario call once", floor, floor),
@@ -123,10 +128,12 @@ def main() -> None:
             ("the same, official: reference live (vs 2 x floor)", official, 2 * floor),
             ("pytest autograder, sealed answers", from_sealed, floor),
             ("  the same, the handout's plugins only", handout, floor),
+            ("  the same, portable workers (Windows, macOS)", portable, floor),
             ("pytest autograder, reference live", live, floor)]
     for label, seconds, yardstick in rows:
         print(f"{label:<50} {seconds:6.3f} s   {seconds / yardstick:5.2f} x its floor")
     print(f"the live reference costs an official grading {official - bulk:.3f} s a submission")
+    print(f"portable workers take {portable / handout:.2f} x the sandbox's time for a student's run")
     for what, seconds, yardstick, target in (("bulk, sealed answers", bulk, floor, 1.3),
                                              ("bulk, official (reference live)", official, 2 * floor, 1.3),
                                              ("a student's pytest autograder", handout, floor, 2.0)):

@@ -10,6 +10,12 @@ Every answer is plain JSON made here, so no object the submission made leaves th
 A request may carry a limit in seconds of CPU time: a timer interrupts the scenario when it is
 spent, so that a hang costs its limit and this worker goes on to the next request. (The
 trusted side measures the CPU time itself and kills a worker that does not answer in time.)
+The timer is the kernel's CPU-time timer where Python has one (`signal.setitimer`), else a
+watchdog thread that reads this process's CPU clock (Windows). A worker started by the
+portable runner (`autograder/portable.py`: the student's own check where the Linux sandbox
+cannot be had) is told so in its first message: it then adds the CPU time each request took
+to its answer, and writes a mark to its output before each answer, so that the runner knows
+what was printed before it.
 """
 
 import builtins
@@ -21,6 +27,7 @@ import os
 import re
 import signal
 import sys
+import time
 import types
 
 # A private copy of the builtins, taken before the submission runs: patching `abs` or `sum`
@@ -56,6 +63,57 @@ ARMED = []  # not empty while a request's timer runs
 def time_up(signum, frame):
     if ARMED:
         raise TimeUp
+
+
+class Watchdog:
+    """A CPU-time timer for a Python without `signal.setitimer` (Windows): a thread that reads the
+    process's CPU clock and interrupts the main thread (as SIGINT would, `_thread.interrupt_main`)
+    once the request's limit is spent."""
+
+    EVERY = 0.005  # seconds between two looks at the clock
+
+    def __init__(self):
+        import _thread
+        import threading  # here: only a Python without setitimer needs a thread
+
+        self.interrupt = _thread.interrupt_main
+        self.deadline = None  # CPU seconds of this process at which the request is interrupted
+        self.lock = threading.Lock()  # once set() returns, no interrupt of the last request comes
+        self.wake = threading.Event()
+        threading.Thread(target=self.watch, daemon=True).start()
+
+    def set(self, limit):
+        with self.lock:
+            self.deadline = time.process_time() + limit if limit else None
+        self.wake.set()
+
+    def watch(self):
+        while True:
+            self.wake.wait()
+            with self.lock:
+                if self.deadline is None:
+                    self.wake.clear()
+                elif time.process_time() >= self.deadline:
+                    self.deadline = None
+                    self.interrupt()
+            time.sleep(self.EVERY)
+
+
+TIMERS = []  # the watchdog, once started, where there is no setitimer
+
+
+def set_timer(limit):
+    """Interrupt the request once it has used `limit` seconds of CPU time (0: no longer)."""
+    if hasattr(signal, "setitimer"):
+        if limit:
+            signal.signal(signal.SIGPROF, time_up)  # again: the submission may have changed it
+        signal.setitimer(signal.ITIMER_PROF, limit)
+        return
+    if not TIMERS:
+        TIMERS.append(Watchdog())
+    if limit:
+        signal.signal(signal.SIGINT, time_up)  # what interrupt_main runs; again, as above
+    TIMERS[0].set(limit)
 
 
 def plain(x, depth=0):
@@ -183,7 +241,10 @@ def drawings():
 
 
 def reap():
-    """Collect the children the request left (the grader kills them once it has the answer)."""
+    """Collect the children the request left (the grader kills them once it has the answer).
+    Windows has no zombies to collect."""
+    if not hasattr(os, "WNOHANG"):
+        return
     while True:
         try:
             if os.waitpid(-1, os.WNOHANG)[0] == 0:
@@ -201,6 +262,8 @@ def write_files(files):
 
 def serve(requests, answers):
     boot = json.loads(requests.readline())
+    portable = boot.get("portable") is True
+    mark = str(boot.get("mark", "")).encode()
     write_files(boot["files"])
     install_scenarios(boot["scenarios"])
     shift = boot.get("shift", 0)
@@ -210,6 +273,9 @@ def serve(requests, answers):
         SHIFTED.extend(made[::2])
         del made
     sys.path.insert(0, os.getcwd())
+    if portable:  # its runner waits for this before it asks anything: a start is not a request's time
+        answers.write('{"ready": true}\n')
+        answers.flush()
     engines = {}
     for line in requests:
         request = json.loads(line)
@@ -217,15 +283,15 @@ def serve(requests, answers):
         if draw:
             draw_graphs(True)
         collecting = gc.isenabled()
-        signal.signal(signal.SIGPROF, time_up)  # again: the submission may have changed it
+        started = time.process_time()
         ARMED.append(True)
-        signal.setitimer(signal.ITIMER_PROF, request.get("limit", 0))
+        set_timer(request.get("limit", 0))
         try:
             try:
                 answer = {"observations": handle(request, engines)}
             finally:
                 ARMED.clear()  # a late tick must not land below
-                signal.setitimer(signal.ITIMER_PROF, 0)
+                set_timer(0)
         except TimeUp:
             answer = {"timeout": True}
         except Unplain as error:
@@ -242,8 +308,21 @@ def serve(requests, answers):
             if (graphs := drawings()) is not None:
                 answer["graphs"] = graphs
             draw_graphs(False)
+        if portable:
+            answer["seconds"] = time.process_time() - started
+            printed_before(mark)
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
+
+
+def printed_before(mark):
+    """Write `mark` on the output after everything printed so far: the portable runner reads the
+    output on a channel of its own, and takes what came before the mark as this request's."""
+    for stream in (sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, mark)
 
 
 def main(request_fd, answer_fd):
@@ -262,10 +341,12 @@ def main(request_fd, answer_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    os.register_at_fork(after_in_child=forked)
+    if hasattr(os, "register_at_fork"):  # where a process can fork (not Windows)
+        os.register_at_fork(after_in_child=forked)
     sys.setrecursionlimit(20_000)
     sys.stdin = open(os.devnull)
-    serve(os.fdopen(request_fd, "r"), os.fdopen(answer_fd, "w"))
+    serve(os.fdopen(request_fd, "r", encoding="utf-8"),
+          os.fdopen(answer_fd, "w", encoding="utf-8", newline="\n"))
 
 
 if __name__ == "__main__":
