@@ -16,6 +16,10 @@ from .misconceptions import CATALOGUE
 
 WIDTH = 88
 GRADER_FAULT = "Not checked, a fault of the grader"
+# A snippet's first line, where it is to run wherever Python starts: the student's own run,
+# whose files may lie anywhere (an official grading's student runs it in the folder of their files).
+REPRODUCE = "To reproduce, in Python started in the folder of your files:"
+REPRODUCE_ANYWHERE = "To reproduce, in a new Python (its first line finds your files):"
 
 
 class Status(enum.Enum):
@@ -51,6 +55,7 @@ class Check:
     waiting_for: str | None = None  # the stub whose NotImplementedError was the whole answer
     stub: str = ""  # the sentence that names that stub (or says a stub was hit)
     output: str = ""  # what the submission printed
+    files: str = ""  # the folder a snippet imports the files from ("": where Python starts)
 
     @property
     def passed(self) -> bool:
@@ -70,8 +75,9 @@ def message(check: Check) -> str:
         return "\n\n".join([*check.preface, check.came_out, *check.notes])
     blocks = [*check.preface, check.situation]
     if check.snippet:
-        blocks.append("To reproduce, in Python started in the folder of your files:\n"
-                      + textwrap.indent(check.snippet, "    "))
+        header, code = (REPRODUCE_ANYWHERE, finding(check.files) + check.snippet) if check.files \
+            else (REPRODUCE, check.snippet)
+        blocks.append(f"{header}\n" + textwrap.indent(code, "    "))
     blocks.append("\n".join([f"Came out: {check.came_out}", f"Expected: {check.expected}", *check.hints]))
     blocks.append(check.graph)
     if check.misconception:
@@ -84,6 +90,11 @@ def message(check: Check) -> str:
         blocks.append("Your code printed:\n" + textwrap.indent(check.output.strip()[:2000], "    "))
     blocks += check.notes
     return "\n\n".join(block for block in blocks if block)
+
+
+def finding(folder: str) -> str:
+    """The line that puts `folder` first on Python's path (a Windows folder as well as any)."""
+    return f"import sys; sys.path.insert(0, {folder!r})  # the folder of your files\n"
 
 
 def line(check: Check) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import checks, judge, parts, sandbox, scenarios, scoring
+from autograder import checks, isolation, judge, parts, scenarios, scoring
 from autograder.answers import Tolerance, first_mismatch, malformed
 from autograder.checks import Check, Status
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
@@ -71,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grading-seed", type=seed_option, default=None, metavar="SEED",
                     help="ask the questions of this seed (`public`, the default, or hex digits)")
     group.addoption("--sandbox-level", default=None, metavar="LEVEL",
-                    help=sandbox.CHOOSE_HELP)
+                    help=f"{isolation.CHOOSE_HELP}. On this machine: {how_workers_run()}")
     group.addoption("--part", action="append", default=[], metavar="PART",
                     help="grade this part alone (a part of grading.toml, such as value.mul); again for more")
     group.addoption("--messages", choices=("short", "full"), default=None,
@@ -80,6 +80,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--repro", action="store_true",
                     help="also write each failed check's snippet to repro/<test>.py in the "
                          "submission's folder, to run with python")
+
+
+def how_workers_run() -> str:
+    """One line on how this machine runs the workers, for --help."""
+    if isolation.linux_sandbox() is not None:
+        return "the Linux sandbox, at the strongest level it allows"
+    return f"plain child processes ({isolation.platform_name()}): {isolation.PORTABLE_LIMITS}"
 
 
 def seed_option(text: str) -> Seed:
@@ -117,8 +124,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[DESELECTED] = 0
     if (level := config.getoption("--sandbox-level")) is not None:
         try:
-            sandbox.choose(level)
-        except sandbox.SandboxError as error:
+            isolation.choose(level)
+        except isolation.IsolationError as error:
             raise pytest.UsageError(str(error)) from None
     submission = config.getoption("--submission")
     if not submission.is_dir():  # checked once here, not once per test
@@ -129,7 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    sandbox.warm()  # the workers' zygote imports NumPy while pytest collects, before any secret is read
+    isolation.warm()  # the workers' zygote imports NumPy while pytest collects, before any secret is read
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and session.config.getoption("reportchars") == "fE":
         reporter.reportchars = "w"  # a line per failure would scroll the score table away; it says more
@@ -210,7 +217,7 @@ def runner(pytestconfig: pytest.Config):
     submission = pytestconfig.getoption("--submission")
     chosen = pytestconfig.getoption("--grading-seed")
     official = pytestconfig.getoption("--grading-secret") is not None or bool(chosen and not chosen.public)
-    if pytestconfig.getoption("--grading-secret") is not None and (why := sandbox.open_network()):
+    if pytestconfig.getoption("--grading-secret") is not None and (why := isolation.unofficial()):
         pytest.exit(why, returncode=pytest.ExitCode.USAGE_ERROR)
     reference = reference_source(pytestconfig, grading, official)
     runner = pytestconfig.stash[RUNNER] = Runner(submission, reference, grading)
@@ -305,6 +312,7 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
         return Check.fault(test, part, f"{error} in scenario {scenario_id}")
     if result.passed:
         return result
+    result.files = snippet_files(request.config)
     if result.status is Status.UNLOADED:
         result.came_out = checks.quoted(got.failure)
     elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
@@ -319,6 +327,16 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
         if runner.answers_differently_again(scenario_id, kwargs):
             result.notes.append(judge.UNSTEADY)
     return result
+
+
+def snippet_files(config: pytest.Config) -> str:
+    """The folder a snippet imports the submission from: none in an official grading, whose
+    student runs it in the folder of their files; else the folder graded, unless pytest runs in
+    it, so that a snippet runs where the student ran pytest (or anywhere)."""
+    folder = config.getoption("--submission").resolve()
+    if config.getoption("--grading-secret") is not None or folder == config.invocation_params.dir.resolve():
+        return ""
+    return str(folder)
 
 
 def asked_wrongly(request: pytest.FixtureRequest, suspects: dict) -> str | None:
@@ -379,10 +397,7 @@ def with_needs(results: list[Check]) -> list[Check]:
     """The checks, with a note on every failure of a part that other parts' stubs may cost
     (training, tanh far from zero): which parts it needs, and which of them lost points too."""
     lost = {c.part for c in results if not c.passed}
-    needs_of: dict[str, list[str]] = {}  # a part -> the parts whose stubs it may lose points to
-    for part in parts.declared().values():
-        for cost in part.also_costs:
-            needs_of.setdefault(cost, []).append(part.id)
+    needs_of = parts.needs()
     for result in results:
         needed = needs_of.get(result.part, [])
         if result.passed or result.status in (Status.UNLOADED, Status.GRADER_FAULT) or not needed:
@@ -426,7 +441,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_sep("=", "lost checks")
         for report in lost:
             terminalreporter.write_line(checks.line(report.check))
-        first = lost[0].check.part
+        first = parts.start_with({report.check.part for report in lost}, list(grading_of(config).parts))
         terminalreporter.write_line(f"Each one's whole message, with a snippet to run: pytest autograder "
                                     f"--part {first} (one part), or --messages full (every part).")
     return (yield)
@@ -435,6 +450,7 @@ def pytest_terminal_summary(terminalreporter):
 SCORES = pytest.StashKey[list]()
 NOT_SEALED = pytest.StashKey[str]()
 NOT_GRADED = pytest.StashKey[str]()
+REPROS = pytest.StashKey[list]()  # the snippet files --repro wrote
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -463,7 +479,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if path := config.getoption("--results-json"):
         scoring.results_json(scores, path)
     if config.getoption("--repro"):
-        write_repros(results, config.getoption("--submission"))
+        config.stash[REPROS] = write_repros(results, config.getoption("--submission"))
 
 
 REPRO_HEAD = """\
@@ -477,15 +493,28 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 """
 
 
-def write_repros(results: list[Check], submission: Path) -> None:
-    """Each failed check's snippet as repro/<test>.py in the submission's folder, to run with python."""
+def write_repros(results: list[Check], submission: Path) -> list[Path]:
+    """Each failed check's snippet as repro/<test>.py in the submission's folder, to run with
+    python; the files written."""
     folder = submission / "repro"
     folder.mkdir(exist_ok=True)
+    written = []
     for result in results:
         if not result.passed and result.snippet:
             name = result.test.replace("[", "-").replace("]", "").replace("/", "-")
             text = REPRO_HEAD.format(part=result.part, test=name) + result.snippet + "\n"
             (folder / f"{name}.py").write_text(text, encoding="utf-8")
+            written.append(folder / f"{name}.py")
+    return written
+
+
+def repros_written(written: list[Path]) -> str:
+    """Where --repro wrote, in one line a student can act on."""
+    if not written:
+        return "--repro: no lost check has a snippet, so no file was written"
+    folder = written[0].parent
+    return (f"--repro: {len(written)} snippet{'s' if len(written) > 1 else ''} written to {folder}; "
+            f"run one with: python {written[0]}")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -511,3 +540,5 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     reporter.write_line(scoring.table(scores, partial=partial, left_out=config.stash.get(DESELECTED, 0)))
     if path := config.getoption("--results-json"):
         reporter.write_line(f"results written to {path}")
+    if REPROS in config.stash:
+        reporter.write_line(repros_written(config.stash[REPROS]))

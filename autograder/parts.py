@@ -118,3 +118,20 @@ def declared(folder: Path = SUITES) -> dict[str, Part]:
     """Every part declared by a suite of `folder`, by id, in file order. Raises PartError."""
     parts = [read_declaration(path) for path in sorted(folder.glob("test_*.py"))]
     return {part.id: part for part in parts}
+
+
+def needs() -> dict[str, list[str]]:
+    """A part -> the parts whose stubs it may lose points to (their `also_costs` name it)."""
+    needs_of: dict[str, list[str]] = {}
+    for part in declared().values():
+        for cost in part.also_costs:
+            needs_of.setdefault(cost, []).append(part.id)
+    return needs_of
+
+
+def start_with(lost: set[str], order: list[str]) -> str:
+    """The lost part to read first: in grading.toml's order, the first whose loss no other lost
+    part may explain (value.stability needs value.tanh: where both lost, tanh comes first)."""
+    needs_of = needs()
+    ordered = [part for part in order if part in lost] + sorted(lost - set(order))
+    return next((part for part in ordered if not lost & set(needs_of.get(part, ())) - {part}), ordered[0])

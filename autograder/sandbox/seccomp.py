@@ -149,7 +149,7 @@ def begin() -> None:
             return
         try:
             _probe["process"] = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", PROBE, os.path.abspath(__file__)], cwd="/", env={},
+                [sys.executable, "-I", "-S", "-B", "-c", PROBE, os.path.abspath(__file__)], cwd="/", env={},
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError:
             _probe["verdict"] = False

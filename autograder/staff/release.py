@@ -47,9 +47,11 @@ PYTEST_INI = """\
 testpaths = autograder
 addopts = -p no:randomly
 """
-STUDENT_GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n"
+STUDENT_GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\nrepro/\n"
+STUDENT_GUIDE = Path("docs") / "students.md"  # what a message says: the handout's README links it
 # The Gradescope bundle's own secret, beside its grading.toml.
 BUNDLE_SECRET = Path("grading.secret")
+NEWEST_PYTHON = "3.13"  # the newest Python the kit is tested on (tests/platforms/test_pythons.py)
 NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}  # how the handout counts its files
 
 
@@ -111,7 +113,7 @@ def collect(kit: Path) -> list[SuiteTest]:
 
 def run_pytest(cwd: Path, args: list[str]) -> subprocess.CompletedProcess:
     """pytest in a fresh process whose `autograder` package is the one in `cwd`."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+    return subprocess.run([sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
                           cwd=cwd, capture_output=True, text=True, check=False)
 
 
@@ -295,10 +297,14 @@ def build_student(kit: Path, out: Path, classroom: bool = False, tests: list[Sui
     if classroom:
         workflow = out / ".github" / "workflows" / "classroom.yml"
         workflow.parent.mkdir(parents=True)
-        workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible]),
-                            encoding="utf-8")
+        workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible],
+                                               supported_pythons(kit)), encoding="utf-8")
+    (out / STUDENT_GUIDE).parent.mkdir()
+    shutil.copyfile(kit / STUDENT_GUIDE, out / STUDENT_GUIDE)
     if sealed:
         seal(out, kit / "solutions")
+    for cache in sorted(out.rglob("__pycache__")):  # whatever ran in the handout compiled nothing of it
+        shutil.rmtree(cache)
 
 
 def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> str:
@@ -339,22 +345,32 @@ Python {python} or later, with numpy and pytest.
 
 ## Check your work
 
-From this folder:
+From this folder, on Windows, macOS or Linux:
 
     python -m pytest autograder
 
 It runs the tests on your files in `assignments/` and ends with a score table, one row
-per part. Every lost point comes with a message: what was tried (a snippet you can paste
-into Python to reproduce it), what came out, what was expected, and the idea it points to.
-To grade files kept somewhere else: `python -m pytest autograder --submission=PATH`.
+per part, after a line for each lost check. Every lost point comes with a message: what was
+tried, a snippet you can paste into Python to reproduce it, what came out, what was
+expected, and the idea it points to.
+
+| to | run |
+| --- | --- |
+| grade one part, with each lost check's whole message | `python -m pytest autograder --part value.mul` |
+| see every whole message | `python -m pytest autograder --messages full` |
+| also write each lost check's snippet to `assignments/repro/` | `python -m pytest autograder --repro` |
+| grade files kept somewhere else | `python -m pytest autograder --submission=PATH` |
+
+A snippet runs wherever you paste it into a new Python (its first line finds your files).
+[docs/students.md](docs/students.md) says what a message holds and how to read its graph.
 
 This run asks the public questions, whose answers this handout holds sealed, so its score is
 your own check, not your grade. The course grades the files you hand in with the same checks
 and other numbers, drawn from your files under a secret it keeps: a correct engine scores the
 same there, and nothing else does.
 
-Your code runs in a separate process with time and memory limits; printing is fine, but a
-print in a loop of thousands of steps slows you down.
+Your code runs in a separate process with a limit of CPU time (and, on Linux, of memory);
+printing is fine, but a print in a loop of thousands of steps slows you down.
 
 ## Parts and points
 
@@ -391,9 +407,17 @@ def part_command(part_id: str, tests: list[SuiteTest]) -> str:
     return "python -m pytest -q " + " ".join(targets)
 
 
-def classroom_workflow(kept: Grading, tests: list[SuiteTest]) -> str:
-    """GitHub Classroom's workflow: one command-grader step per part, then the reporter. Raises
-    ReleaseError for a part of fractional points (Classroom counts whole ones)."""
+def supported_pythons(kit: Path) -> list[str]:
+    """The Python versions the kit supports, from its floor (pyproject.toml) to NEWEST_PYTHON."""
+    major, minor = (int(n) for n in python_minimum(kit).split("."))
+    newest = int(NEWEST_PYTHON.split(".")[1])
+    return [f"{major}.{n}" for n in range(minor, newest + 1)]
+
+
+def classroom_workflow(kept: Grading, tests: list[SuiteTest], pythons: list[str]) -> str:
+    """GitHub Classroom's workflow: one command-grader step per part, then the reporter; and the
+    student's check on every system and each of `pythons`. Raises ReleaseError for a part of
+    fractional points (Classroom counts whole ones)."""
     steps, env, runners = [], [], []
     for part in kept.parts.values():
         if not any(t.part == part.id for t in tests):
@@ -414,7 +438,7 @@ def classroom_workflow(kept: Grading, tests: list[SuiteTest]) -> str:
         runners.append(ident)
     template = string.Template((PLATFORM_FILES / "classroom.yml").read_text(encoding="utf-8"))
     return template.substitute(steps="\n".join(steps), reporter_env="\n".join(env),
-                               runners=",".join(runners))
+                               runners=",".join(runners), pythons=", ".join(f'"{v}"' for v in pythons))
 
 
 # -- Gradescope ------------------------------------------------------------------------------------

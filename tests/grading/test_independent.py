@@ -24,13 +24,14 @@ from pathlib import Path
 import pytest
 from support import CORES, EVERY_SEED, KIT, corpus, engines
 
+from autograder.checks import REPRODUCE, REPRODUCE_ANYWHERE
 from autograder.config import load
 from autograder.staff.check import NUMBER
 
 pytestmark = pytest.mark.slow  # grades in processes of its own
 
 PARTS = load().parts
-SNIPPET = "To reproduce, in Python started in the folder of your files:\n"
+SNIPPET = re.compile(f"^(?:{re.escape(REPRODUCE)}|{re.escape(REPRODUCE_ANYWHERE)})\n", re.MULTILINE)
 CAME_OUT = re.compile(r"^Came out: (?P<label>.+?) = (?P<value>.+)$", re.MULTILINE)
 SLOW_SAID = "A correct engine is this slow when"
 UNSTEADY = "this scenario gave a different answer"
@@ -98,7 +99,7 @@ def test_every_style_and_kind_is_there():
 def claims(output: str) -> list[tuple[str, str, float]]:
     """(snippet, label, number) for each message of a part's output whose `Came out:` is a number."""
     found = []
-    for block in output.split(SNIPPET)[1:]:
+    for block in SNIPPET.split(output)[1:]:
         lines = block.splitlines()
         code = []
         for line in lines:

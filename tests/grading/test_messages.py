@@ -19,6 +19,7 @@ from support.corpus import BUGS, CORPUS, GIVEN_CHANGES, Edit, Submission, build
 
 from autograder import scenarios
 from autograder.config import load
+from autograder.parts import start_with
 from autograder.stubs import OPERATORS, handout
 
 PARTS = load().parts
@@ -243,11 +244,19 @@ def default_run(folder: Path) -> str:
     return done.stdout
 
 
+# The part each corpus bug is in, by its name's first word: a stub of that part holds the bug.
+BUG_PART = {"mul": "value.mul", "tanh": "value.tanh", "relu": "value.relu", "quotient": "value.truediv",
+            "truediv": "value.truediv", "backward": "value.backward", "zero": "value.zero_grad",
+            "sigmoid": "value.sigmoid", "unbroadcast": "tensor.unbroadcast", "dual": "dual"}
+
+
 @pytest.mark.slow
 def test_a_default_run_gives_each_lost_check_one_line_that_names_its_mistake(tmp_path):
     """For every bug of the corpus, `pytest autograder` as a student runs it: after pytest's own
     progress, one line per lost check (its part, its test, the first difference), the line of
-    every check that names the mistake says so, and no whole message."""
+    every check that names the mistake says so, no whole message, and the part it suggests to
+    grade alone is the part whose stub holds the bug where that part lost points (tanh's, not
+    stability's that needs it)."""
     def run(bug: Submission) -> str | None:
         build(bug, KIT / "solutions", tmp_path / bug.name)
         output = default_run(tmp_path / bug.name)
@@ -256,10 +265,42 @@ def test_a_default_run_gives_each_lost_check_one_line_that_names_its_mistake(tmp
         lost = [line for line in lines if line.split("  ")[0] in PARTS]
         failed = int(re.search(r"(\d+) lost", output)[1]) if re.search(r"(\d+) lost", output) else 0
         named = {tag for line in lost for tag in re.findall(r"\[([\w-]+)\]$", line)}
+        suggested = re.search(r"--part (\S+) \(one part\)", output)
         if not lost or len(lost) != failed or "To reproduce" in output or not bug.names & named:
             return f"{bug.name}: {len(lost)} lines, {failed} lost, named {sorted(named)}\n{output[-3000:]}"
+        own = BUG_PART[bug.name.split("-")[0]]
+        lost_parts = {line.split("  ")[0] for line in lost}
+        if suggested is None or suggested[1] != (own if own in lost_parts else suggested[1]) \
+                or suggested[1] not in lost_parts:
+            return f"{bug.name}: suggests {suggested and suggested[1]}\n{output[-3000:]}"
         return None
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         problems = [p for p in pool.map(run, [b for b in BUGS if b.names]) if p]
     assert not problems, "\n\n".join(problems[:3])
+
+
+@pytest.mark.parametrize(("lost", "first"), [
+    ({"value.stability", "value.tanh"}, "value.tanh"),  # stability's checks need tanh
+    ({"value.training", "value.mul"}, "value.mul"),  # training needs every operation
+    ({"value.training", "value.stability", "value.tanh", "dual"}, "value.tanh"),
+    ({"value.stability"}, "value.stability"),  # where tanh passes, the part that lost is the one
+    ({"dual", "value.truediv"}, "value.truediv"),  # neither needs the other: grading.toml's order
+])
+def test_the_part_to_read_first_is_the_one_the_cause_is_in(lost, first):
+    assert start_with(lost, list(PARTS)) == first
+
+
+@pytest.mark.slow
+def test_repro_says_where_it_wrote_and_each_file_runs_from_anywhere(tmp_path):
+    folder = tmp_path / "quotient"
+    build(next(b for b in BUGS if b.name == "quotient-rule-sign"), KIT / "solutions", folder)
+    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider",
+                           f"--submission={folder}", "--repro"], cwd=KIT, capture_output=True, text=True)
+    said = re.search(r"^--repro: (\d+) snippets written to (\S+); run one with: python (\S+)$", done.stdout,
+                     re.MULTILINE)
+    assert said and Path(said[2]) == folder / "repro", done.stdout[-2000:]
+    files = sorted((folder / "repro").glob("*.py"))
+    assert len(files) == int(said[1]) == int(re.search(r"(\d+) lost", done.stdout)[1])
+    ran = subprocess.run([sys.executable, said[3]], cwd=tmp_path, capture_output=True, text=True)
+    assert ran.returncode == 0 and re.search(r"-?\d+\.\d+", ran.stdout), ran.stderr

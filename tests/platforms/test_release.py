@@ -405,3 +405,14 @@ def test_no_release_carries_the_course_secret(tmp_path):
                 for path in (tmp_path / name).rglob("*") if path.is_file()]
     assert any(path.name == "grading.secret" for path in released)  # the bundle's own
     assert not [path for path in released if secret.encode() in path.read_bytes()]
+
+
+def test_the_handout_carries_the_students_guide_and_nothing_compiled(release):
+    """The handout's README links docs/students.md and names the options a student needs; no
+    file compiled while the answers were sealed ships."""
+    guide = release / "docs" / "students.md"
+    assert guide.read_text(encoding="utf-8") == (KIT / "docs" / "students.md").read_text(encoding="utf-8")
+    readme = (release / "README.md").read_text(encoding="utf-8")
+    assert "(docs/students.md)" in readme
+    assert all(option in readme for option in ("--part value.mul", "--messages full", "--repro"))
+    assert not [path for path in release.rglob("*") if path.name == "__pycache__" or path.suffix == ".pyc"]
