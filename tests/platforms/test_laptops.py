@@ -207,3 +207,30 @@ def test_a_console_of_another_code_page_and_files_with_crlf_lines(handout, tmp_p
     assert re.search(r"^total +102 / 100", full, re.MULTILINE)
     shown = student_run(handout, python, printing, tmp_path / "prints-run", env=cp1252)
     assert re.search(r"^total +\S+ / 100", shown, re.MULTILINE) and "Your code printed:" in shown
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_official_grading_is_made_without_the_sandbox(kind, tmp_path):
+    """An official grading (the course's secret) refuses to run on plain child processes, and
+    says where it can."""
+    secret = tmp_path / "grading.secret"
+    subprocess.run([sys.executable, "-c", "import sys; from autograder.questions import make_secret; "
+                    "make_secret(__import__('pathlib').Path(sys.argv[1]))", str(secret)], check=True)
+    done = subprocess.run([str(python_for(kind, tmp_path / kind)), "-m", "pytest", "autograder", "-q",
+                           "-p", "no:cacheprovider", f"--submission={KIT / 'solutions'}",
+                           f"--reference={KIT / 'solutions'}", f"--grading-secret={secret}"],
+                          cwd=KIT, capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "an official grading runs only in the Linux sandbox" in said and "Grade on Linux" in said
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_help_says_what_a_laptops_check_does_not_limit(kind, tmp_path):
+    done = subprocess.run([str(python_for(kind, tmp_path / kind)), "-m", "pytest", "autograder", "--help"],
+                          cwd=KIT, capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    said = " ".join(done.stdout.split())
+    assert "On this machine: plain child processes" in said
+    assert "it does not limit memory, processes or file sizes" in said
