@@ -32,7 +32,7 @@ from autograder.runner import (
     MachineBusy,
     Runner,
     SealedReference,
-    SealError,
+    Unusable,
     seal,
 )
 
@@ -191,10 +191,7 @@ def reference_source(config: pytest.Config, grading: Grading, official: bool):
                              keep=replicas is not None)
         return live if replicas is None else FastReference(live, replicas, grading.tolerances)
     if chosen.is_file():
-        try:
-            return SealedReference(chosen, config.getoption("--reference-sha256"))
-        except SealError as error:
-            pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
+        return SealedReference(chosen, config.getoption("--reference-sha256"))
     raise pytest.UsageError(f"no reference at {chosen}: pass --reference with a solutions folder "
                             "or a sealed reference.json")
 
@@ -219,8 +216,11 @@ def runner(pytestconfig: pytest.Config):
     official = pytestconfig.getoption("--grading-secret") is not None or bool(chosen and not chosen.public)
     if pytestconfig.getoption("--grading-secret") is not None and (why := isolation.unofficial()):
         pytest.exit(why, returncode=pytest.ExitCode.USAGE_ERROR)
-    reference = reference_source(pytestconfig, grading, official)
-    runner = pytestconfig.stash[RUNNER] = Runner(submission, reference, grading)
+    try:
+        reference = reference_source(pytestconfig, grading, official)
+        runner = pytestconfig.stash[RUNNER] = Runner(submission, reference, grading)
+    except Unusable as error:
+        pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
     seed = grading_seed(pytestconfig, runner.submission.files)
     if isinstance(reference, SealedReference) and reference.seed != seed:
         runner.close()

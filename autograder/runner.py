@@ -37,7 +37,11 @@ SHIFT = 97  # pages and objects the second worker takes first, so that the submi
 BUSY_EXIT = 75  # EX_TEMPFAIL: try again later
 
 
-class SealError(Exception):
+class Unusable(Exception):
+    """A reference, or this machine's workers, that cannot grade: the message says why and what to do."""
+
+
+class SealError(Unusable):
     """A sealed reference that cannot be used; the message says why."""
 
 
@@ -62,12 +66,11 @@ def run_unless_busy(worker: Worker, scenario_id: str, kwargs: dict, limit: float
 
 
 def start_sandbox() -> str:
-    """How workers are isolated here (isolation.level), or the end of the session with the one
-    message that says why they cannot run."""
+    """How workers are isolated here (isolation.level); Unusable when they cannot run."""
     try:
         return isolation.level()
     except isolation.IsolationError as error:
-        pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
+        raise Unusable(str(error)) from None
 
 
 def new_worker(folder: Path, limits: Limits, *args, **options) -> Worker:
@@ -145,7 +148,7 @@ class LiveReference:
                  keep: bool = False) -> None:
         start_sandbox()
         if problem := isolation.exposed(folder, "the reference"):
-            pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
+            raise Unusable(problem)
         # Its own clock: the reference may idle as long as it may compute (test_timeout_seconds in
         # all), never on the submission's idle_seconds, so an instructor's slow change is no fault.
         self.keep = keep
@@ -153,14 +156,14 @@ class LiveReference:
             new_worker(folder, grading.limits, share=False, sweep=False, idle=reference_idle(grading.limits))
         if sha256 is not None and files_digest(self.worker.files) != sha256.lower():
             self.worker.close()
-            pytest.exit(f"{folder}: not the reference this grading was given (its files changed since "
-                        "the grading began); grade again", returncode=pytest.ExitCode.USAGE_ERROR)
+            raise Unusable(f"{folder}: not the reference this grading was given (its files changed since "
+                           "the grading began); grade again")
         self.draw = draw
         try:
             self.handout = handout_of(folder, self.worker.files)
         except StubError as error:
             self.worker.close()
-            pytest.exit(str(error), returncode=pytest.ExitCode.USAGE_ERROR)
+            raise Unusable(str(error)) from None
         self.answers: dict[str, Reply] = {}
         self.drawn: dict[str, list | None] = {}
         self.names: dict[str, str] = {}  # key -> scenario id, to name a scenario the reference failed
