@@ -205,8 +205,9 @@ class ByHand:
                     outcome = f"{html(how)}; late penalty {number(grade.penalty)}"
                 else:
                     outcome = f"not applied: {html(self.unextended.get(extension.student, 'no grade'))}"
+                handed_in = html(grade.submitted_at) if grade is not None else ""
                 rows.append([html(extension.student), escape(extension.due.isoformat(timespec="minutes")),
-                         html(grade.submitted_at) if grade is not None else "", outcome, escape(where(extension))])
+                             handed_in, outcome, escape(where(extension))])
             body.append(table(["student", "due", "handed in", "outcome", "from"], rows))
         return body
 
