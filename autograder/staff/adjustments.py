@@ -36,6 +36,7 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 ADJUSTMENT_COLUMNS = ("student", "part", "points", "reason")
 EXTENSION_COLUMNS = ("student", "due")
 TOTAL = "total"
+NO_ENTRY = "no entry of this student in the gradebook"
 POINTS = re.compile(r"^(?P<kind>[+=-])\s*(?P<value>\d+(\.\d+)?)\s*(?P<beyond>!?)$")
 
 
@@ -123,11 +124,11 @@ class ByHand:
             if rows or extension:
                 changed[found[0].source] = self.adjusted(found[0], rows, extension, grading)
         for adjustment in self.adjustments:
-            if adjustment.student in self.absent:
-                self.applied.append(Applied(adjustment, note=self.absent[adjustment.student]))
+            if adjustment.student not in mine:
+                self.applied.append(Applied(adjustment, note=self.absent.get(adjustment.student, NO_ENTRY)))
         for extension in self.extensions:
-            if extension.student in self.absent:
-                self.unextended[extension.student] = self.absent[extension.student]
+            if extension.student not in mine:
+                self.unextended[extension.student] = self.absent.get(extension.student, NO_ENTRY)
         self.applied.sort(key=lambda a: (a.adjustment.file, a.adjustment.line))
         return [changed.get(entry.source, entry) for entry in entries]
 

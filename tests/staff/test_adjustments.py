@@ -2,13 +2,15 @@
 anything is written; each row applied once, on every run, to every report."""
 
 import csv
+import io
 import sqlite3
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from autograder.config import load
-from autograder.staff import adjustments, reports
+from autograder.staff import adjustments, bulk, reports
 from autograder.staff.adjustments import ByHandError
 from autograder.staff.cli import main
 from autograder.staff.gradebook import Entry, Gradebook, Score
@@ -203,6 +205,9 @@ def test_a_student_with_several_entries_or_none_graded_keeps_the_grade_and_the_r
     notes = {a.adjustment.student: a.note for a in found.applied}
     assert notes["ann"].startswith("2 entries are this student's (ann.zip, ann/)")
     assert notes["bob"] == "held back: bob.zip could not be graded"
+    lone = by_hand(tmp_path, "cyd,value.mul,+2,c\n")
+    lone.apply([], GRADING)  # a student with no entry at all: listed too, never dropped
+    assert [a.note for a in lone.applied] == [adjustments.NO_ENTRY]
 
 
 # -- every report ---------------------------------------------------------------------------------
@@ -295,6 +300,20 @@ def test_the_gradebook_keeps_each_row_with_when_it_was_first_applied(tmp_path):
                    ("ann", "=1", "integrity", file, 3, BEST - 5, 1.0, "second")]
 
 
+def test_a_run_without_the_file_says_the_gradebook_holds_rows_an_earlier_run_applied(tmp_path):
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    found = by_hand(tmp_path, "bob,value.mul,+2,unclear\nann,value.mul,+2,held back\n")
+    found.apply([entry("bob")], GRADING)
+    book.record_by_hand(*found.records(), "first")
+    book.close()
+    console = Console(file=io.StringIO(), width=500)
+    bulk.kept_by_hand(tmp_path, None, console)
+    said = console.file.getvalue()
+    file = tmp_path / "adjustments.csv"
+    assert f"the gradebook holds 1 adjustments an earlier run applied (from {file})" in said
+    assert "give --adjustments" in said
+
+
 # -- the command -----------------------------------------------------------------------------------
 
 def test_the_command_refuses_a_bad_file_before_anything_is_written(tmp_path, capsys):
@@ -321,3 +340,78 @@ def test_the_tables_are_in_a_fresh_gradebook(tmp_path):
     Gradebook(tmp_path / "g.sqlite").close()
     db = sqlite3.connect(tmp_path / "g.sqlite")
     assert {row[0] for row in db.execute("SELECT name FROM sqlite_master")} >= {"adjustments", "extensions"}
+
+
+# -- the class, graded, adjusted, regraded --------------------------------------------------------
+
+DUAL = (Path(__file__).resolve().parents[2] / "solutions" / "dual.py").read_text(encoding="utf-8")
+DUAL_BUG = DUAL.replace("der: float = 0.0", "der: float = 1.0")  # dual-constant-derivative: 2.73 of 10
+
+
+def outputs(out: Path) -> dict:
+    """What each output says of the four students: grades.csv, Canvas, Moodle, the feedback, the
+    summary and the gradebook's two tables."""
+    grades = rows(out / "grades.csv")
+    canvas = rows(out / "grades-canvas.csv")
+    db = sqlite3.connect(out / "gradebook.sqlite")
+    said = {student: (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")
+            for student in ("annlee_101", "bobkay_102", "cydmo_103", "deeno_104")}
+    return {"grades": {s: (r["dual"], r["adjustment"], r["late penalty"], r["total"])
+                       for s, r in grades.items()},
+            "late": {s: r["late"] for s, r in grades.items()},
+            "canvas": {s: r["Autograd engines"] for s, r in canvas.items() if s != "    Points Possible"},
+            "feedback": {s: [line for line in text.splitlines() if line.startswith(("Adjusted", "Your due"))]
+                         for s, text in said.items()},
+            "summary": (out / "summary.html").read_text(encoding="utf-8"),
+            "adjustments": db.execute("SELECT student, part, points, source, before, after FROM adjustments "
+                                      "ORDER BY line").fetchall(),
+            "applied_at": db.execute("SELECT applied_at FROM adjustments ORDER BY line").fetchall(),
+            "extensions": db.execute("SELECT student, due, source FROM extensions").fetchall()}
+
+
+@pytest.mark.slow
+def test_a_class_graded_adjusted_regraded_after_a_resubmission_and_under_a_new_late_policy(tmp_path, capsys):
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name, text in (("annlee_LATE_101_1001_dual.py", DUAL), ("bobkay_102_1002_dual.py", DUAL_BUG),
+                       ("cydmo_103_1003_dual.py", DUAL), ("deeno_LATE_104_1004_dual.py", DUAL)):
+        (klass / name).write_text(text, encoding="utf-8")
+    adjusted = write(tmp_path / "adjustments.csv", HEADER + "bobkay_102,dual,+2,the message was unclear\n"
+                     "cydmo_103,total,=0,academic integrity case 17\n")
+    extended = write(tmp_path / "extensions.csv", "student,due\nannlee_101,2026-12-08T23:59+00:00\n")
+    out = tmp_path / "out"
+
+    def bulk(*late: str) -> dict:
+        assert main(["bulk", str(klass), "-o", str(out), "--adjustments", str(adjusted), "--extensions",
+                     str(extended), "--jobs", "2", *late]) == 0
+        return outputs(out)
+
+    first = bulk("--late-per-day", "10")
+    assert first["grades"] == {"annlee_101": ("10", "", "0", "10"), "bobkay_102": ("4.73", "2", "0", "4.73"),
+                               "cydmo_103": ("10", "-10", "0", "0"), "deeno_104": ("10", "", "10", "0")}
+    assert first["canvas"] == {"annlee_101": "10", "bobkay_102": "4.73", "cydmo_103": "0", "deeno_104": "0"}
+    assert "on time by the extended due time 2026-12-08T23:59+00:00" in first["late"]["annlee_101"]
+    assert first["feedback"] == {
+        "annlee_101": ["Your due time, by an extension: 2026-12-08T23:59+00:00"],
+        "bobkay_102": ["Adjusted by the course staff: dual +2: the message was unclear (2.73 → 4.73)"],
+        "cydmo_103": ["Adjusted by the course staff: total set to 0: academic integrity case 17 (10 → 0)"],
+        "deeno_104": []}
+    for text in ("the message was unclear", "academic integrity case 17", "2026-12-08T23:59+00:00"):
+        assert text in first["summary"]
+    assert first["adjustments"] == [("bobkay_102", "dual", "+2", "bobkay_102_*", 2.73, 4.73),
+                                    ("cydmo_103", "total", "=0", "cydmo_103_*", 10.0, 0.0)]
+    assert first["extensions"] == [("annlee_101", "2026-12-08T23:59+00:00", "annlee_101_*")]
+
+    # bob hands in again (the same bug, a comment more): graded again, and his +2 stays, once
+    (klass / "bobkay_102_1005_dual-1.py").write_text("# again\n" + DUAL_BUG, encoding="utf-8")
+    capsys.readouterr()
+    second = bulk("--late-per-day", "10")
+    assert "1 graded now, 3 unchanged" in capsys.readouterr().err
+    kept = ("grades", "canvas", "feedback", "adjustments", "applied_at", "extensions")
+    assert {key: second[key] for key in kept} == {key: first[key] for key in kept}
+
+    # a new late policy: nothing is graded again, and every adjustment and the extension still hold
+    third = bulk("--late-per-day", "5")
+    assert third["grades"] == {**first["grades"], "deeno_104": ("10", "", "5", "5")}
+    assert third["canvas"] == {**first["canvas"], "deeno_104": "5"}
+    assert third["feedback"] == first["feedback"] and third["adjustments"] == first["adjustments"]
