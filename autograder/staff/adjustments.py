@@ -28,7 +28,7 @@ from ..config import Grading
 from ..escape import FORMULA_START, csv_cell, html
 from ..submission import UnreadableFile, read_regular
 from .gradebook import Entry, Score
-from .pages import number
+from .pages import number, table
 from .policies import Policy, parse_time
 from .roster import Roster, join, name_keys
 
@@ -100,7 +100,7 @@ class ByHand:
     extensions: list[Extension] = field(default_factory=list)
     absent: dict[str, str] = field(default_factory=dict)  # student -> why not in this run's class
     applied: list[Applied] = field(default_factory=list)
-    extended: dict[str, str] = field(default_factory=dict)  # student -> source, or "" where not applied
+    extended: dict[str, str] = field(default_factory=dict)  # student -> the source it was applied to
     unextended: dict[str, str] = field(default_factory=dict)  # student -> why not applied
 
     def apply(self, entries: list[Entry], grading: Grading) -> list[Entry]:
@@ -196,7 +196,7 @@ class ByHand:
                         "on every run; a part's points stay within 0 and its maximum unless the row ends "
                         "in <code>!</code>.</p>")
             header = ["student", "part", "points", "before", "after", "reason", "note", "from"]
-            body.append(table(header, rows))
+            body.append(table(header, rows, numeric=(3, 4)))
         if self.extensions:
             rows = []
             for extension in self.extensions:
@@ -248,13 +248,6 @@ def within(row: Adjustment, before: float, most: float, named: str) -> tuple[flo
     kept = min(max(after, 0.0), most)
     return kept, (f"{number(after)} would leave 0 .. {number(most)} ({named}): kept at {number(kept)}; end "
                   f"the points with ! ({row.points}!) to go past it")
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    """An HTML table of cells already escaped."""
-    head = "".join(f"<th>{h}</th>" for h in header)
-    return f"<table><tr>{head}</tr>\n" + "".join(
-        "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>\n" for row in rows) + "</table>"
 
 
 # -- reading the files ---------------------------------------------------------------------------

@@ -97,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lms.add_argument("--late-cap", type=float, metavar="POINTS", help="the most points lateness costs")
     lms.add_argument("--due", metavar="WHEN",
                      help="the due time, as 2026-12-01T23:59 (the LMS's local time) or with its zone")
-    hand = parser.add_argument_group("grades by hand (docs/grading.md, Adjustments and extensions)")
+    hand = parser.add_argument_group("grades by hand (docs/grading.md, By hand)")
     hand.add_argument("--adjustments", type=Path, metavar="FILE",
                       help="a CSV of student,part,points,reason: a part id or total, and +2, -10 (a "
                            "change) or =0 (a set value), with ! at the end to leave 0 .. the maximum; "
