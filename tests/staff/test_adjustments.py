@@ -255,6 +255,14 @@ def test_every_report_carries_the_adjustments_and_the_extension(tmp_path):
         assert text in summary
 
 
+def test_moodles_feedback_comments_say_the_adjustment(tmp_path):
+    found = by_hand(tmp_path, "bob,value.mul,+2,the message was unclear\n")
+    out = reports_of(tmp_path, found, [entry("bob", lms="moodle", lms_id="7", lms_name="Bob Kay")])
+    row = rows(out / "grades-moodle-worksheet.csv")[None]
+    assert (row["Grade"], row["Identifier"]) == (f"{BEST - 3:g}", "Participant 7")  # 5 + 2 of value.mul
+    assert "Adjusted by the course staff: value.mul +2: the message was unclear" in row["Feedback comments"]
+
+
 def test_each_row_is_applied_once_however_often_the_reports_are_written(tmp_path):
     found = by_hand(tmp_path, "bob,value.mul,+2,unclear\ncyd,total,-4,late work\n")
     first = rows(reports_of(tmp_path, found, CLASS) / "grades.csv")
