@@ -137,7 +137,7 @@ class ByHand:
         """A copy of a graded entry with its rows applied, each said in `entry.by_hand`."""
         best = sum(part.points for part in grading.parts.values())
         scores = {score.part: dataclasses.replace(score) for score in entry.scores}
-        said = []
+        said, total_change = [], 0.0
         for row in sorted(rows, key=lambda a: a.part == TOTAL):
             if row.part == TOTAL:
                 before = round(sum(score.points for score in scores.values()), 2)
@@ -151,9 +151,8 @@ class ByHand:
                 score.points = after
             self.applied.append(Applied(row, entry.source, entry.content_hash, before, after, note))
             said.append(f"{row.words()} ({number(before)} → {number(after)})")
-        copy = dataclasses.replace(entry, scores=list(scores.values()), by_hand=said)
-        if any(row.part == TOTAL for row in rows):
-            copy.total_change = total_change
+        copy = dataclasses.replace(entry, scores=list(scores.values()), by_hand=said,
+                                   total_change=total_change)
         if extension is not None:
             copy.due = extension.due.isoformat(timespec="minutes")
             self.extended[entry.student] = entry.source
