@@ -96,6 +96,7 @@ class Applied:
 class ByHand:
     """The run's adjustments and extensions, and, once applied, what each did."""
 
+    given: set[str] = field(default_factory=set)  # "adjustments", "extensions": the files this run was given
     adjustments: list[Adjustment] = field(default_factory=list)
     extensions: list[Extension] = field(default_factory=list)
     absent: dict[str, str] = field(default_factory=dict)  # student -> why not in this run's class
@@ -211,15 +212,17 @@ class ByHand:
             body.append(table(["student", "due", "handed in", "outcome", "from"], rows))
         return body
 
-    def records(self) -> tuple[list[tuple], list[tuple]]:
-        """The gradebook's rows of this run (gradebook.Gradebook.record_by_hand)."""
+    def records(self) -> dict[str, list[tuple]]:
+        """The gradebook's rows of this run, by table, for the files it was given
+        (gradebook.Gradebook.record_by_hand)."""
         adjustments = [(row.student, row.part, row.points, row.reason, str(row.file), row.line, a.source,
                         a.content_hash, a.before, a.after, a.note)
                        for a in self.applied for row in [a.adjustment]]
         extensions = [(e.student, e.due.isoformat(timespec="minutes"), str(e.file), e.line,
                        self.extended.get(e.student, ""), self.unextended.get(e.student, ""))
                       for e in self.extensions]
-        return adjustments, extensions
+        tables = {"adjustments": adjustments, "extensions": extensions}
+        return {name: rows for name, rows in tables.items() if name in self.given}
 
 
 def where(row: Adjustment | Extension) -> str:
@@ -265,6 +268,7 @@ def read(adjustments: Path | None, extensions: Path | None, students: set[str], 
         problems.append(f"{extensions}: an extension moves a student's due time for the late policy, and "
                         "this run has none: give --late-per-day POINTS (and --due WHEN) too")
     claimed = claimed_people(roster, entries or [])
+    found.given = {name for name, path in (("adjustments", adjustments), ("extensions", extensions)) if path}
     for path, columns in ((adjustments, ADJUSTMENT_COLUMNS), (extensions, EXTENSION_COLUMNS)):
         if path is None:
             continue

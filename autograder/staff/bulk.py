@@ -421,13 +421,14 @@ def refused_held_back(entries: list[Entry], record: CourseRecord,
 
 def kept_by_hand(out: Path, by_hand: adjustments.ByHand | None, console: Console) -> None:
     """The run's adjustments and extensions into the gradebook, once the reports that apply them
-    are written; without either file, the rows an earlier run kept are said, never dropped."""
+    are written; of a file not given, the rows an earlier run applied are kept and said."""
     book = Gradebook(out / "gradebook.sqlite")
     try:
-        if by_hand is not None:
-            book.record_by_hand(*by_hand.records(), datetime.now(timezone.utc).isoformat(timespec="seconds"))
-            return
+        tables = by_hand.records() if by_hand is not None else {}
+        book.record_by_hand(tables, datetime.now(timezone.utc).isoformat(timespec="seconds"))
         for table, option in (("adjustments", "--adjustments"), ("extensions", "--extensions")):
+            if table in tables:
+                continue
             (count, file), = book.db.execute(f"SELECT count(*), min(file) FROM {table} WHERE source != ''")
             if count:
                 say(console, f"the gradebook holds {count} {table} an earlier run applied (from {file}), "

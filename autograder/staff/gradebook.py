@@ -47,8 +47,8 @@ CREATE TABLE IF NOT EXISTS scores (
     misconceptions TEXT NOT NULL,
     PRIMARY KEY (submission, part)
 );
--- The adjustments and extensions of the last run that wrote the reports (adjustments.py), replaced
--- whole by each: the grades above stay as graded, and each report applies these to them.
+-- The adjustments and extensions (adjustments.py) of the last run given each file, which replaces
+-- that table whole: the grades above stay as graded, and each run's reports apply these to them.
 CREATE TABLE IF NOT EXISTS adjustments (
     student TEXT NOT NULL,
     part TEXT NOT NULL,  -- a part id, or 'total'
@@ -195,25 +195,28 @@ class Gradebook:
                     "status, reason, notes, lms, lms_id, lms_name, late, submitted_at, lms_files, fault "
                     "FROM submissions ORDER BY source")]
 
-    def record_by_hand(self, adjustments: list[tuple], extensions: list[tuple], now: str) -> None:
-        """Replace the adjustments and extensions with this run's (adjustments.ByHand.records), all
+    def record_by_hand(self, tables: dict[str, list[tuple]], now: str) -> None:
+        """Replace the rows of each table given (adjustments.ByHand.records) with this run's, all
         or nothing; a row applied before, unchanged, keeps the time it was first applied."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            first = {row[:4]: row[4] for row in self.db.execute(
-                "SELECT student, part, points, reason, applied_at FROM adjustments")}
-            self.db.execute("DELETE FROM adjustments")
-            self.db.executemany(
-                "INSERT INTO adjustments (student, part, points, reason, file, line, source, content_hash, "
-                "before, after, note, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*row, (first.get(row[:4]) or now) if row[6] else "") for row in adjustments])
-            first = {row[:2]: row[2]
-                     for row in self.db.execute("SELECT student, due, applied_at FROM extensions")}
-            self.db.execute("DELETE FROM extensions")
-            self.db.executemany(
-                "INSERT INTO extensions (student, due, file, line, source, note, applied_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(*row, (first.get(row[:2]) or now) if row[4] else "") for row in extensions])
+            if "adjustments" in tables:
+                first = {row[:4]: row[4] for row in self.db.execute(
+                    "SELECT student, part, points, reason, applied_at FROM adjustments")}
+                self.db.execute("DELETE FROM adjustments")
+                self.db.executemany(
+                    "INSERT INTO adjustments (student, part, points, reason, file, line, source, "
+                    "content_hash, before, after, note, applied_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(*row, (first.get(row[:4]) or now) if row[6] else "") for row in tables["adjustments"]])
+            if "extensions" in tables:
+                first = {row[:2]: row[2]
+                         for row in self.db.execute("SELECT student, due, applied_at FROM extensions")}
+                self.db.execute("DELETE FROM extensions")
+                self.db.executemany(
+                    "INSERT INTO extensions (student, due, file, line, source, note, applied_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(*row, (first.get(row[:2]) or now) if row[4] else "") for row in tables["extensions"]])
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

@@ -296,10 +296,10 @@ def test_the_gradebook_keeps_each_row_with_when_it_was_first_applied(tmp_path):
     book = Gradebook(tmp_path / "gradebook.sqlite")
     found = by_hand(tmp_path, "bob,value.mul,+2,unclear\nann,total,=0,integrity\n")
     found.apply([entry("ann"), entry("bob")], GRADING)
-    book.record_by_hand(*found.records(), "first")
+    book.record_by_hand(found.records(), "first")
     changed = by_hand(tmp_path, "bob,value.mul,+2,unclear\nann,total,=1,integrity\n")
     changed.apply([entry("ann"), entry("bob")], GRADING)
-    book.record_by_hand(*changed.records(), "second")
+    book.record_by_hand(changed.records(), "second")
     got = book.db.execute("SELECT student, points, reason, file, line, before, after, applied_at "
                           "FROM adjustments ORDER BY line").fetchall()
     book.close()
@@ -308,18 +308,31 @@ def test_the_gradebook_keeps_each_row_with_when_it_was_first_applied(tmp_path):
                    ("ann", "=1", "integrity", file, 3, BEST - 5, 1.0, "second")]
 
 
-def test_a_run_without_the_file_says_the_gradebook_holds_rows_an_earlier_run_applied(tmp_path):
+def test_a_run_without_a_file_keeps_and_says_the_rows_an_earlier_run_applied(tmp_path):
     book = Gradebook(tmp_path / "gradebook.sqlite")
-    found = by_hand(tmp_path, "bob,value.mul,+2,unclear\nann,value.mul,+2,held back\n")
+    found = by_hand(tmp_path, "bob,value.mul,+2,unclear\nann,value.mul,+2,held back\n",
+                    "student,due\nbob,2026-12-08T23:59Z\n")
     found.apply([entry("bob")], GRADING)
-    book.record_by_hand(*found.records(), "first")
+    book.record_by_hand(found.records(), "first")
     book.close()
-    console = Console(file=io.StringIO(), width=500)
-    bulk.kept_by_hand(tmp_path, None, console)
-    said = console.file.getvalue()
-    file = tmp_path / "adjustments.csv"
-    assert f"the gradebook holds 1 adjustments an earlier run applied (from {file})" in said
-    assert "give --adjustments" in said
+
+    def kept(by_hand) -> tuple[str, int, int]:
+        console = Console(file=io.StringIO(), width=500)
+        bulk.kept_by_hand(tmp_path, by_hand, console)
+        db = sqlite3.connect(tmp_path / "gradebook.sqlite")
+        counts = [db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                  for table in ("adjustments", "extensions")]
+        return console.file.getvalue(), *counts
+
+    only = read(tmp_path, HEADER + "bob,value.mul,+1,unclear\n")  # only --adjustments
+    only.apply([entry("bob")], GRADING)
+    said, adjusted, extended = kept(only)
+    assert (adjusted, extended) == (1, 1)
+    file = tmp_path / "extensions.csv"
+    assert f"the gradebook holds 1 extensions an earlier run applied (from {file})" in said
+    assert "give --extensions" in said and "adjustments an earlier" not in said
+    said, adjusted, extended = kept(None)
+    assert (adjusted, extended) == (1, 1) and "give --extensions" in said and "give --adjustments" in said
 
 
 # -- the command -----------------------------------------------------------------------------------
