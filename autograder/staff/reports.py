@@ -85,7 +85,7 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
     outcome.lines = console_lines(outcome)
     write_csv(out / "grades.csv", outcome.grades, several, grading, penalties=record is not None or
               policy.late is not None, outcome=outcome,
-              by_hand=by_hand if by_hand is not None and by_hand.adjustments else None)
+              by_hand=by_hand if by_hand is not None and "adjustments" in by_hand.given else None)
     for name, sheet in outcome.files.tables.items():
         put(out / name, rows_csv(sheet.header, sheet.rows))
     for name, members in outcome.files.zips.items():
@@ -154,9 +154,9 @@ def write_csv(path: Path, grades: dict[str, Grade], several: dict[str, list[Entr
     row has no grade."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    penalty_column = ["adjustment", "adjustment reason"] if by_hand else []
-    penalty_column += ["late penalty"] if penalties else []
-    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, *penalty_column, "total", "late",
+    before_total = ["adjustment", "adjustment reason"] if by_hand else []
+    before_total += ["late penalty"] if penalties else []
+    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, *before_total, "total", "late",
                                                  "submitted", "held back"]])
     held = {**(outcome.held if outcome else {}), **{s: f"0 (--zeros): {r}" for s, r in
                                                     (outcome.zeroed.items() if outcome else [])}}
@@ -164,7 +164,7 @@ def write_csv(path: Path, grades: dict[str, Grade], several: dict[str, list[Entr
         grade = grades.get(student)
         reason = csv_cell(held.get(student, ""))
         if grade is None:
-            empty = [""] * (len(grading.parts) + len(penalty_column) + 3)
+            empty = [""] * (len(grading.parts) + len(before_total) + 3)
             writer.writerow([csv_cell(student), *empty, reason])
             continue
         writer.writerow([csv_cell(student), *(number(grade.parts[part]) for part in grading.parts),

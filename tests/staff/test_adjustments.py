@@ -288,6 +288,7 @@ def test_an_extension_counts_the_lms_late_mark_on_time_and_says_so(tmp_path):
     grades = rows(out / "grades.csv")
     assert (grades["ann"]["late penalty"], grades["bob"]["late penalty"]) == ("0", "10")
     assert "on time by the extended due time" in grades["ann"]["late"]
+    assert grades["ann"]["adjustment"] == ""  # a file with no row still gives the column, empty
 
 
 # -- the gradebook --------------------------------------------------------------------------------
