@@ -24,6 +24,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.console import Console
@@ -35,7 +36,7 @@ from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
 from ..escape import printable
 from ..questions import SecretError, make_secret, read_secret
 from ..runner import SealedReference, folder_digest, time_limit
-from . import graders, policies, reports, roster
+from . import adjustments, graders, policies, reports, roster
 from .gradebook import Entry, Gradebook, Score
 from .official import Job, Official, disk_full, entry_for, grade
 from .outcomes import CourseRecord
@@ -96,6 +97,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lms.add_argument("--late-cap", type=float, metavar="POINTS", help="the most points lateness costs")
     lms.add_argument("--due", metavar="WHEN",
                      help="the due time, as 2026-12-01T23:59 (the LMS's local time) or with its zone")
+    hand = parser.add_argument_group("grades by hand (docs/grading.md, By hand)")
+    hand.add_argument("--adjustments", type=Path, metavar="FILE",
+                      help="a CSV of student,part,points,reason: a part id or total, and +2, -10 (a "
+                           "change) or =0 (a set value), with ! at the end to leave 0 .. the maximum; "
+                           "applied on every run, before the late policy")
+    hand.add_argument("--extensions", type=Path, metavar="FILE",
+                      help="a CSV of student,due: a student's own due time for the late policy, as "
+                           "2026-12-03T23:59+01:00")
 
 
 def job_count(text: str) -> int:
@@ -349,6 +358,9 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
         args.roster_read = roster.read_roster(args.roster.absolute()) if args.roster else None
     except (policies.PolicyError, roster.RosterError) as error:
         return refuse(console, str(error))
+    if (args.adjustments or args.extensions) and args.nbgrader_db:
+        return refuse(console, "--adjustments, --extensions and --nbgrader-db: nbgrader's gradebook is the "
+                               "grade of record; grade by hand in formgrader and give extensions in nbgrader")
     if args.late_per_day is not None and args.nbgrader_db:
         return refuse(console, "--late-per-day and --nbgrader-db: nbgrader applies its own late penalty "
                                "(c.LateSubmissionPlugin in nbgrader_config.py); set it there")
@@ -368,6 +380,15 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
         return refuse(console, f"{args.submissions}: no submissions found (it is empty, or holds only "
                                "hidden files); point autograder bulk at the folder with one entry per "
                                "student")
+    try:  # before anything is written: a mistake in either file costs no grading
+        files = [path.absolute() if path else None for path in (args.adjustments, args.extensions)]
+        args.by_hand = adjustments.read(*files, {s.student for s in submissions}, grading, args.policy,
+                                        args.roster_read, submissions, args.submissions)
+    except adjustments.ByHandError as error:
+        for problem in error.problems:
+            say(console, f"pre-flight: {problem}", style="red")
+        return refuse(console, f"{error}, so nothing was graded or written: fix what each line above says, "
+                               "then run the same command again")
     try:
         out.mkdir(parents=True, exist_ok=True)
         out.chmod(0o700)  # the gradebook, the sealed answers, every submission: no other account's
@@ -396,6 +417,25 @@ def refused_held_back(entries: list[Entry], record: CourseRecord,
             if entry.source in refused and entry.status == "graded" else entry for entry in entries]
     grades = {source: grade for source, grade in record.grades.items() if source not in refused}
     return held, CourseRecord(grades, record.late)
+
+
+def kept_by_hand(out: Path, by_hand: adjustments.ByHand | None, console: Console) -> None:
+    """The run's adjustments and extensions into the gradebook, once the reports that apply them
+    are written; of a file not given, the rows an earlier run applied are kept and said."""
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        tables = by_hand.records() if by_hand is not None else {}
+        book.record_by_hand(tables, datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        for table, option in (("adjustments", "--adjustments"), ("extensions", "--extensions")):
+            if table in tables:
+                continue
+            (count, file), = book.db.execute(f"SELECT count(*), min(file) FROM {table} WHERE source != ''")
+            if count:
+                say(console, f"the gradebook holds {count} {table} an earlier run applied (from {file}), "
+                             f"which this run's reports leave out: give {option} {file} to keep them",
+                    style="yellow")
+    finally:
+        book.close()
 
 
 def refuse(console: Console, message: str) -> int:
@@ -496,7 +536,8 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     state.phase = "writing the reports"
     try:
         outcome = reports.write_all(out, entries, grading, args.lms_assignment, record, args.policy,
-                                    args.roster_read)
+                                    args.roster_read, args.by_hand)
+        kept_by_hand(out, args.by_hand, console)
     except reports.PreflightError as error:
         for problem in error.problems:
             say(console, f"pre-flight: {problem}", style="red")
@@ -509,7 +550,7 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     _, several = reports.by_student(entries)
     for student, mine in several.items():
         say(console, reports.collision(student, mine, grading), style="yellow")
-    for line in outcome.lines:
+    for line in outcome.lines + (args.by_hand.lines() if args.by_hand else []):
         say(console, line, style="yellow")
     failed = sum(e.status == "failed" for e in entries)
     held = " (held back: no grade in the LMS files)" if failed and not args.zeros else ""

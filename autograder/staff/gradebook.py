@@ -47,6 +47,32 @@ CREATE TABLE IF NOT EXISTS scores (
     misconceptions TEXT NOT NULL,
     PRIMARY KEY (submission, part)
 );
+-- The adjustments and extensions (adjustments.py) of the last run given each file, which replaces
+-- that table whole: the grades above stay as graded, and each run's reports apply these to them.
+CREATE TABLE IF NOT EXISTS adjustments (
+    student TEXT NOT NULL,
+    part TEXT NOT NULL,  -- a part id, or 'total'
+    points TEXT NOT NULL,  -- as the file writes it: '+2', '=0', '+5!'
+    reason TEXT NOT NULL,
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    source TEXT NOT NULL,  -- the submission it was applied to; '' where it was not (note says why)
+    content_hash TEXT NOT NULL,
+    before REAL,  -- the part's (or the total's) points as graded, and after the adjustment
+    after REAL,
+    note TEXT NOT NULL,
+    applied_at TEXT NOT NULL,  -- when a run first applied this row as it stands; '' where not applied
+    PRIMARY KEY (student, part)
+);
+CREATE TABLE IF NOT EXISTS extensions (
+    student TEXT PRIMARY KEY,
+    due TEXT NOT NULL,
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    source TEXT NOT NULL,  -- the submission it was applied to; '' where it was not (note says why)
+    note TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+);
 """
 # Columns added since the first gradebooks; an older row holds '' in each.
 ADDED_COLUMNS = ("lms", "lms_id", "lms_name", "late", "submitted_at", "lms_files", "fault")
@@ -85,6 +111,10 @@ class Entry:
     submitted_at: str = ""  # when it was handed in (ISO 8601), where the download or the roster says
     lms_files: list[str] = field(default_factory=list)  # its files' names in a Canvas download
     fault: bool = False  # it failed by the grader's doing (a fault, a crash, the machine), not its own
+    # The TA's hand, applied afresh on each run (adjustments.py) and never kept in this row:
+    by_hand: list[str] = field(default_factory=list)  # each adjustment applied, as the student reads it
+    total_change: float = 0.0  # the change to the total of a `total` adjustment, before the late policy
+    due: str = ""  # the student's own due time (an extension), ISO 8601
 
     @property
     def total(self) -> float:
@@ -164,6 +194,33 @@ class Gradebook:
                     "SELECT id, source, student, format, content_hash, grader_version, graded_at, seconds, "
                     "status, reason, notes, lms, lms_id, lms_name, late, submitted_at, lms_files, fault "
                     "FROM submissions ORDER BY source")]
+
+    def record_by_hand(self, tables: dict[str, list[tuple]], now: str) -> None:
+        """Replace the rows of each table given (adjustments.ByHand.records) with this run's, all
+        or nothing; a row applied before, unchanged, keeps the time it was first applied."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if "adjustments" in tables:
+                first = {row[:4]: row[4] for row in self.db.execute(
+                    "SELECT student, part, points, reason, applied_at FROM adjustments")}
+                self.db.execute("DELETE FROM adjustments")
+                self.db.executemany(
+                    "INSERT INTO adjustments (student, part, points, reason, file, line, source, "
+                    "content_hash, before, after, note, applied_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(*row, (first.get(row[:4]) or now) if row[6] else "") for row in tables["adjustments"]])
+            if "extensions" in tables:
+                first = {row[:2]: row[2]
+                         for row in self.db.execute("SELECT student, due, applied_at FROM extensions")}
+                self.db.execute("DELETE FROM extensions")
+                self.db.executemany(
+                    "INSERT INTO extensions (student, due, file, line, source, note, applied_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(*row, (first.get(row[:2]) or now) if row[4] else "") for row in tables["extensions"]])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         """Close the database."""

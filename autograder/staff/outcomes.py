@@ -35,8 +35,8 @@ class Grade:
 
     @property
     def total(self) -> float:
-        """The points of every part less the penalty, never below 0."""
-        return round(max(0.0, sum(self.parts.values()) - self.penalty), 2)
+        """The points of every part, changed by a `total` adjustment, less the penalty, never below 0."""
+        return round(max(0.0, sum(self.parts.values()) + self.entry.total_change - self.penalty), 2)
 
 
 # A course's own late penalty for a grade it holds none of: (student, points per part, when it
@@ -102,7 +102,7 @@ def grade_of(entry: Entry, grading: Grading,
         return Grade(entry, got, penalty, how, submitted_at)
     if policy is None or policy.late is None:
         return Grade(entry, points(entry, grading), 0.0, "late (the LMS says)" if late else "", submitted_at)
-    penalty, how = policy.late.penalty(late, submitted_at)
+    penalty, how = policy.late_for(entry.due).penalty(late, submitted_at)
     how = "" if "by the due time" in how else how
     return Grade(entry, points(entry, grading), penalty, how, submitted_at)
 

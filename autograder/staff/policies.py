@@ -4,6 +4,7 @@ and zeros for what could not be graded. Every choice is said in the summary.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,6 +29,7 @@ class Late:
     per_day: float
     cap: float | None = None
     due: datetime | None = None
+    extended: bool = False  # `due` is the student's own, an extension (adjustments.py)
 
     def penalty(self, late: bool, submitted_at: str) -> tuple[float, str]:
         """The points taken off a submission, and how they were counted, in words."""
@@ -39,6 +41,10 @@ class Late:
             taken = min(taken, self.cap)
         return round(taken, 2), how
 
+    def due_words(self) -> str:
+        """`due time`, or for an extension `extended due time 2026-12-03T23:59+00:00`."""
+        return f"extended due time {self.due.isoformat(timespec='minutes')}" if self.extended else "due time"
+
     def days_late(self, late: bool, submitted_at: str) -> tuple[int, str]:
         """Whole days late (a day begun counts), and how that is known."""
         when = parse_time(submitted_at) if submitted_at else None
@@ -47,9 +53,12 @@ class Late:
                 when = when.replace(tzinfo=self.due.tzinfo)  # the LMS's local time, as the due time's
             seconds = (when - self.due).total_seconds()
             if seconds <= 0:
-                return 0, f"handed in {submitted_at}, by the due time"
+                return 0, f"handed in {submitted_at}, by the {self.due_words()}"
             days = math.ceil(seconds / timedelta(days=1).total_seconds())
-            return days, f"handed in {submitted_at}, {days} day{'s' if days > 1 else ''} late"
+            how = f"handed in {submitted_at}, {days} day{'s' if days > 1 else ''} late"
+            return days, how + (f", after the {self.due_words()}" if self.extended else "")
+        if late and self.extended:  # the LMS marks it against the class's due time, which the extension moved
+            return 0, f"marked late by the LMS, which does not say when: on time by the {self.due_words()}"
         if late:
             return 1, "marked late by the LMS, which does not say by how much: counted as 1 day"
         return 0, ""
@@ -63,6 +72,12 @@ class Policy:
     bonus: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BONUS))
     moodle_max: float | None = None  # the Moodle grade item's maximum, where the TA gives it
     late: Late | None = None
+
+    def late_for(self, due: str) -> Late | None:
+        """The late policy of a student whose own due time (an extension, ISO 8601) is `due`, if any."""
+        if self.late is None or not due:
+            return self.late
+        return dataclasses.replace(self.late, due=parse_time(due), extended=True)
 
     def for_lms(self, lms: str, total: float, maximum: float, best: float) -> float:
         """A total as the LMS gets it: capped at `maximum`, scaled so that `best` (every point,

@@ -23,7 +23,7 @@ from .. import graphs
 from ..config import Grading
 from ..escape import csv_cell, html, markdown, printable
 from ..misconceptions import CATALOGUE
-from . import lmsfiles, preflight
+from . import adjustments, lmsfiles, preflight
 from .gradebook import Entry
 from .lmsfiles import Target
 from .outcomes import (
@@ -58,12 +58,15 @@ class PreflightError(Exception):
 
 def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str = LMS_COLUMN,
               record: Mapping[str, tuple[dict[str, float], float]] | None = None,
-              policy: Policy | None = None, roster: Roster | None = None) -> Outcome:
+              policy: Policy | None = None, roster: Roster | None = None,
+              by_hand: adjustments.ByHand | None = None) -> Outcome:
     """Every report of the run, once every LMS file has passed the pre-flight check (raises
     PreflightError, having written nothing, when one has not). `record`, in an nbgrader course,
     is nbgrader's grade of each submission by source (`submitted/<student>`): points per part
-    and the late penalty, which grades.csv and the import files then hold in place of the kit's."""
+    and the late penalty, which grades.csv and the import files then hold in place of the kit's.
+    `by_hand`, the run's adjustments and extensions, applies to every report alike."""
     policy = policy or Policy()
+    entries = by_hand.apply(entries, grading) if by_hand is not None else entries
     counted, several = by_student(entries)
     outcome = decide(entries, counted, several, grading, record, policy, roster, lms_column,
                      lambda student, mine: collision(student, mine, grading))
@@ -81,7 +84,8 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
         raise PreflightError(problems)
     outcome.lines = console_lines(outcome)
     write_csv(out / "grades.csv", outcome.grades, several, grading, penalties=record is not None or
-              policy.late is not None, outcome=outcome)
+              policy.late is not None, outcome=outcome,
+              by_hand=by_hand if by_hand is not None and "adjustments" in by_hand.given else None)
     for name, sheet in outcome.files.tables.items():
         put(out / name, rows_csv(sheet.header, sheet.rows))
     for name, members in outcome.files.zips.items():
@@ -102,7 +106,7 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
     write_failures(out / "failures.jsonl", entries, several, grading)
     stats = {student: entry for student, entry in counted.items() if student in outcome.grades}
     write_summary(out, stats, entries, several, grading, names, nbgrader=record is not None,
-                  lms=summary_section(outcome, best))
+                  lms=summary_section(outcome, best) + (by_hand.summary(outcome.grades) if by_hand else []))
     return outcome
 
 
@@ -111,7 +115,8 @@ def comments_of(target: Target, grading: Grading) -> str:
     entry = target.entry
     lost = [(grading.parts[s.part].title, s.points, s.max) for s in entry.scores
             if s.part in grading.parts and not passed(s) and grading.parts[s.part].visibility != "hidden"]
-    note = f"Late: {target.late_how}." if target.late_how else ""
+    late = [f"Late: {target.late_how}."] if target.late_how else []
+    note = " ".join([*late, *adjustments.said(entry)])
     return lmsfiles.comments(target.total, maximum(grading), lost, note)
 
 
@@ -139,16 +144,19 @@ def feedback_names(counted: dict[str, Entry], several: dict[str, list[Entry]]) -
 # -- grades.csv ---------------------------------------------------------------------------------
 
 def write_csv(path: Path, grades: dict[str, Grade], several: dict[str, list[Entry]], grading: Grading,
-              penalties: bool = False, outcome: Outcome | None = None) -> None:
+              penalties: bool = False, outcome: Outcome | None = None,
+              by_hand: adjustments.ByHand | None = None) -> None:
     """One row per student; a student held back (could not be graded, or has several entries) has
     empty cells and the reason. A student id that a spreadsheet would take for a formula (`-2-3`,
     `=cmd`) is written with a leading `'`; the gradebook keeps the id as it is. With `penalties`,
-    a late penalty column before the total; then how late, when it was handed in where the LMS
-    says, and why a row has no grade."""
+    a late penalty column before the total; with `by_hand`, the net change of the adjustments and
+    their reasons before those; then how late, when it was handed in where the LMS says, and why a
+    row has no grade."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    penalty_column = ["late penalty"] if penalties else []
-    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, *penalty_column, "total", "late",
+    before_total = ["adjustment", "adjustment reason"] if by_hand else []
+    before_total += ["late penalty"] if penalties else []
+    writer.writerow([csv_cell(cell) for cell in ["student", *grading.parts, *before_total, "total", "late",
                                                  "submitted", "held back"]])
     held = {**(outcome.held if outcome else {}), **{s: f"0 (--zeros): {r}" for s, r in
                                                     (outcome.zeroed.items() if outcome else [])}}
@@ -156,10 +164,11 @@ def write_csv(path: Path, grades: dict[str, Grade], several: dict[str, list[Entr
         grade = grades.get(student)
         reason = csv_cell(held.get(student, ""))
         if grade is None:
-            empty = [""] * (len(grading.parts) + len(penalty_column) + 3)
+            empty = [""] * (len(grading.parts) + len(before_total) + 3)
             writer.writerow([csv_cell(student), *empty, reason])
             continue
         writer.writerow([csv_cell(student), *(number(grade.parts[part]) for part in grading.parts),
+                         *(by_hand.grades_csv(grade.entry) if by_hand else []),
                          *([number(grade.penalty)] if penalties else []), number(grade.total),
                          csv_cell(grade.late_how), csv_cell(grade.submitted_at), reason])
     put(path, buffer.getvalue())
@@ -250,7 +259,10 @@ def score_rows(entry: Entry, grading: Grading) -> list[tuple[str, str, str]]:
     got = points(entry, grading)
     rows = [(part_id, part.title + (" (bonus)" if part.bonus and "bonus" not in part.title.lower() else ""),
              f"{number(got[part_id])} / {number(part.points)}") for part_id, part in grading.parts.items()]
-    rows.append(("total", "", f"{number(round(sum(got.values()), 2))} / {number(maximum(grading))}"))
+    if entry.total_change:
+        rows.append(("adjustment", "by the course staff", f"{entry.total_change:+g}"))
+    total = round(sum(got.values()) + entry.total_change, 2)
+    rows.append(("total", "", f"{number(total)} / {number(maximum(grading))}"))
     return rows
 
 
@@ -274,6 +286,7 @@ def feedback_markdown(entry: Entry, grading: Grading) -> str:
              f"{markdown(entry.graded_at)}.", ""]
     if entry.status == "failed":
         lines += [f"**This submission could not be graded:** {markdown(entry.reason)}", ""]
+    lines += [line for said in adjustments.said(entry) for line in (markdown(said, starts_line=True), "")]
     lines += ["| part | | points |", "| --- | --- | ---: |"]
     lines += ["| " + " | ".join(markdown(cell, starts_line=False) for cell in row) + " |"
               for row in score_rows(entry, grading)]
@@ -356,6 +369,7 @@ def feedback_html(entry: Entry, grading: Grading) -> str:
              f"graded {html(entry.graded_at)}.</p>"]
     if entry.status == "failed":
         parts.append(f"<p class='bad'><b>This submission could not be graded:</b> {html(entry.reason)}</p>")
+    parts += [f"<p>{html(said)}</p>" for said in adjustments.said(entry)]
     rows = [[html(cell) for cell in row] for row in score_rows(entry, grading)]
     parts.append(table(["part", "", "points"], rows, numeric=(2,)))
     if entry.notes:

@@ -35,7 +35,7 @@ class ClassNumbers:
 def class_numbers(counted: dict[str, Entry], grading: Grading) -> ClassNumbers:
     """Totals and pass rates over every counted student (one that could not be graded as zero),
     the misconceptions over the graded ones."""
-    totals = [round(sum(points(e, grading).values()), 2) for e in counted.values()]
+    totals = [round(sum(points(e, grading).values()) + e.total_change, 2) for e in counted.values()]
     got = {student: {score.part: score for score in entry.scores} for student, entry in counted.items()}
     pass_rates = {part: sum(part in mine and passed(mine[part]) for mine in got.values()) / len(counted)
                   if counted else 0.0 for part in grading.parts}
