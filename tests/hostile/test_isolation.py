@@ -22,6 +22,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -169,30 +170,48 @@ def locks() -> set[str]:
     return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
 
 
-def foreign_identities() -> set[str]:
-    """The identities held by a live process that is neither this one nor one of its descendants:
-    another grader on this machine (a second test run, a TA's bulk), whose workers are its own."""
+def holders() -> dict[str, int]:
+    """Each identity lock and the pid its file names as its holder."""
     folder = sandbox.state_folder() / "uids"
-    foreign = set()
+    found = {}
     for path in folder.iterdir() if folder.is_dir() else ():
         try:
-            holder = int(path.read_text().split()[-1])
+            found[path.name] = int(path.read_text().split()[-1])
         except (OSError, ValueError, IndexError):
             continue
-        if alive(status(holder)) and not _descends_from_me(holder):
-            foreign.add(path.name)
-    return foreign
+    return found
 
 
-def _descends_from_me(pid: int) -> bool:
-    while pid > 1:
-        if pid == os.getpid():
-            return True
-        fields = status(pid)
-        if fields is None:
-            return False
-        pid = int(fields["PPid"])
-    return False
+def descendants() -> set[int]:
+    """The pids of every live process that descends from this one."""
+    parents = {}
+    for folder in Path("/proc").glob("[0-9]*"):
+        fields = status(folder.name)
+        if fields is not None:
+            parents[int(folder.name)] = int(fields["PPid"])
+    mine, grew = {os.getpid()}, True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in mine and pid not in mine:
+                mine.add(pid)
+                grew = True
+    return mine - {os.getpid()}
+
+
+class Watch(threading.Thread):
+    """The processes that descended from this one while a test ran, sampled, so that an identity
+    lock left by one of them after it died is known to be this test's, and one left by another
+    grader on this machine (whose holder died meanwhile) is not."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.seen: set[int] = set()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            self.seen |= descendants()
 
 
 @pytest.fixture(autouse=True)
@@ -200,17 +219,24 @@ def nothing_left():
     """Every test: no worker process and no identity lock of its own outlives it. (Those of
     another grader running on this machine at the same time are its own business.)"""
     before = locks()
+    watch = Watch()
+    watch.start()
 
     def left() -> tuple[list[tuple[int, int]], set[str]]:
-        foreign = foreign_identities()
-        return ([(pid, uid) for pid, uid in worker_processes() if str(uid) not in foreign],
-                locks() - before - foreign)
+        ours = watch.seen | descendants() | {os.getpid()}
+        held = {uid for uid, holder in holders().items() if holder in ours}
+        return ([(pid, uid) for pid, uid in worker_processes() if pid in ours or str(uid) in held],
+                held - before)
 
     yield
+    watch.seen |= descendants()
     deadline = time.monotonic() + 10  # a keeper whose grader was killed cleans up on its own
-    while any(left()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert left() == ([], set())
+    try:
+        while any(left()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left() == ([], set())
+    finally:
+        watch.done.set()
 
 
 LEVELS = ("isolated", "container")
