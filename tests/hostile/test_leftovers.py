@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -39,23 +40,16 @@ place, nothing_left = test_isolation.place, test_isolation.nothing_left
 ADD_KEY, KEYCTL = 248, 250  # x86_64
 KEYCTL_SETPERM, KEYCTL_READ, KEYCTL_UNLINK, SESSION_KEYRING = 5, 11, 9, -3
 
-# A correct product, as another account's engine would answer it.
-CORRECT_MUL = """
-def _mul(self, other):
-    other = other if isinstance(other, Value) else Value(other)
-    out = Value(self.data * other.data, (self, other), "*")
-
-    def _backward():
-        self.grad += other.data * out.grad
-        other.grad += self.data * out.grad
-
-    out._backward = _backward
-    return out
 
 
-Value.__mul__ = _mul
-Value.__rmul__ = lambda self, other: self * other
-"""
+def correct_mul() -> str:
+    """The reference's product, as another account's engine would answer it."""
+    source = (KIT / "solutions" / "value.py").read_text(encoding="utf-8")
+    start = source.index("    def __mul__")
+    method = textwrap.dedent(source[start:source.index("\n    def ", start + 1)])
+    return f"from __future__ import annotations\n{method}\nValue.__mul__ = __mul__\n"
+
+
 # At the end of value.py: read the key another account left, and leave one for later gradings.
 READS_THE_KEYRING = """
 import ctypes as _ctypes
@@ -93,7 +87,7 @@ def keys_held() -> dict[int, int]:
 def relay_key():
     """A key every account may read, holding a correct __mul__, in this process's session keyring."""
     libc = ctypes.CDLL(None, use_errno=True)
-    payload = CORRECT_MUL.encode()
+    payload = correct_mul().encode()
     serial = libc.syscall(ADD_KEY, b"user", b"autograder-relay", payload, len(payload), SESSION_KEYRING)
     if serial < 0:
         pytest.skip(f"no key can be made here: {os.strerror(ctypes.get_errno())}")
