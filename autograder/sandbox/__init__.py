@@ -4,11 +4,13 @@ Every worker runs confined at this machine's level (`levels.py`): resource limit
 randomisation, a scrubbed environment, at the root levels a uid of its own from a pool
 (`identities.py`) and a cgroup of its own where the machine has them (`cgroups.py`, with the
 CPU clock the time limits are judged by), and when isolated its own namespaces and private
-root (`confine.py`); at every level, where the machine has seccomp, a filter that refuses it
-every socket (`seccomp.py`). Each is started and kept by a keeper (`keeper.py`), which leaves nothing
+root (`confine.py`); at every level, where the machine has seccomp and libseccomp, a filter
+that allows only the system calls a worker needs (`seccomp.py`: no socket but a pair of its
+own, no keyring, no IPC). Each is started and kept by a keeper (`keeper.py`), which leaves nothing
 of it alive when it ends (`sweeps.py` finds and removes what it left), and is forked from a
 zygote that has imported what a worker needs (`zygote.py`) or exec'd afresh; `spawn.py` is the
-grader's side of starting and stopping one.
+grader's side of starting and stopping one. It needs Linux: where it cannot be had, the
+student's own check runs plain child processes instead (`isolation.py`, `portable.py`).
 
 The names below are what the rest of the kit uses.
 """

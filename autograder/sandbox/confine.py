@@ -5,8 +5,8 @@ keeper as JSON: it holds no submission file, request or answer. In the keeper,
 `prepare_keeper` turns address randomisation off and makes the keeper the reaper of all the
 worker starts (and, when isolated, the parent of a new PID namespace); in the worker's own
 process, `confine_worker` gives it its private file system and network namespace (when
-isolated), its limits, its identity and its seccomp filter (`seccomp.py`: no socket, where the
-machine has seccomp), for good: nothing it runs afterwards can take any of them back.
+isolated), its limits, its identity and its seccomp filter (`seccomp.py`: only the calls it
+needs, where the machine has seccomp), for good: nothing it runs afterwards can take any of them back.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class Plan:
     requests: int  # the worker's end of its request pipe
     answers: int  # the worker's end of its answer pipe
     command: list[str] | None  # what the worker execs; None: it serves in place (a forked worker)
-    seccomp: bool = False  # install the filter of seccomp.py (where the machine has seccomp)
+    seccomp: str = ""  # the filter of seccomp.py to install, in hex ("": none can be installed here)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -103,7 +103,8 @@ def confine_worker(plan: Plan, keeper_alive: int) -> None:
         identities.become(plan.uid)
     system.prctl(system.PR_SET_NO_NEW_PRIVS, 1)
     if plan.seccomp:
-        seccomp.install()  # no socket: the network closed, at every level, for all it will start
+        # only the calls it needs: no network, keyring or IPC, at every level, for all it will start
+        seccomp.install(bytes.fromhex(plan.seccomp))
     system.prctl(system.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if select.select([keeper_alive], [], [], 0)[0]:  # the keeper died before PDEATHSIG was set
         os._exit(1)

@@ -1,9 +1,11 @@
 """The grader's folders for worker state: one per machine, shared by every grader on it.
 
 `state_folder()` holds the identity locks (`uids/`), the homes of workers that are not
-isolated (`homes/`, each of mode 700 and owned by its worker's uid) and the mount point of the
-isolated workers' private roots (`root/`). Each is owned by the grader's account and open to
-no one else's writes; a folder found otherwise is refused with SandboxError.
+isolated (`homes/`, each of mode 700 and owned by its worker's uid), the mount point of the
+isolated workers' private roots (`root/`), and the list of what a worker left that could not be
+removed (`left`: each closed to every account, `set_aside`, and removed by the next grader that
+starts, `remove_left`). Each is owned by the grader's account and open to no one else's writes;
+a folder found otherwise is refused with SandboxError.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from .errors import SandboxError
+from .sweeps import remove_tree
 
 
 def owned_folder(path: Path, mode: int = 0o700) -> Path:
@@ -57,3 +60,35 @@ def private_root() -> str:
     """Where each isolated worker mounts its own root file system (in its own mount namespace,
     so that one folder serves every worker at once)."""
     return str(owned_folder(state_folder() / "root"))
+
+
+def remove(path: str | os.PathLike) -> None:
+    """Remove what a worker left at `path`; what cannot be removed is set aside. Never raises."""
+    if not remove_tree(path):
+        set_aside(path)
+
+
+def set_aside(path: str | os.PathLike) -> None:
+    """What a worker left and could not be removed: closed to every account (mode 0, this
+    account's), and listed for the next grader's start. Never raises."""
+    with contextlib.suppress(OSError):
+        os.chown(path, os.geteuid(), os.getegid(), follow_symlinks=False)
+        if not os.path.islink(path):
+            os.chmod(path, 0)
+    with contextlib.suppress(OSError, SandboxError), open(state_folder() / "left", "a") as listed:
+        listed.write(f"{os.path.abspath(path)}\n")
+
+
+def remove_left() -> list[str]:
+    """Remove what earlier workers left and could not be removed then (`set_aside`); what still
+    cannot be removed, listed again and returned. Never raises."""
+    try:
+        listed = state_folder() / "left"
+        paths = [line for line in listed.read_text().splitlines() if line]
+        listed.unlink()
+    except (OSError, SandboxError):
+        return []
+    still = [path for path in dict.fromkeys(paths) if not remove_tree(path)]
+    for path in still:
+        set_aside(path)
+    return still

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from . import cgroups, sweeps
+from . import cgroups, folders, sweeps
 from .errors import SandboxError
 from .folders import owned_folder, state_folder
 
@@ -183,6 +183,7 @@ def clear(uid: int) -> bool:
     deadline = time.monotonic() + 5
     while (left := any(True for _ in sweeps.processes_of(uid))) and time.monotonic() < deadline:
         time.sleep(0.01)
-    sweeps.sweep(uid)
+    for path in sweeps.sweep(uid):
+        folders.set_aside(path)
     cgroups.remove(cgroups.cgroups(uid))
     return not left

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -28,7 +27,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from . import cgroups, identities, sweeps
+from . import cgroups, folders, identities, sweeps
 from .confine import Plan, confine_worker, prepare_keeper
 from .errors import SandboxError
 
@@ -170,9 +169,10 @@ def _leave_nothing(plan: Plan) -> None:
             continue
     cgroups.remove(plan.cgroups)
     if plan.home and plan.level != "isolated":
-        shutil.rmtree(plan.home, ignore_errors=True)
+        folders.remove(plan.home)
     if plan.level == "unprivileged":
-        sweeps.sweep(plan.uid)
+        for path in sweeps.sweep(plan.uid):
+            folders.set_aside(path)
 
 
 def _read_line(fd: int) -> bytes:

@@ -10,8 +10,8 @@
 `level()` is the strongest level that works on this machine, found by starting a worker that
 does nothing, or `refused` when the grader is root and no unprivileged identity can run its
 Python (submission code never runs as root). Nothing in the environment changes it. At every
-level a worker's network is closed where the machine allows it (`network_closed`), by a
-network namespace or a seccomp filter; `open_network` says why it is not, where it is not. It may be
+level a worker's network, keyrings and IPC are closed where the machine allows it
+(`network_closed`), by a seccomp filter; `open_network` says why they are not, where they are not. It may be
 lowered only by name (`choose`, for the `--sandbox-level` option), and never to a level the
 machine cannot give nor to `limits` as root; `autograder bulk` hands the level it found to its
 grading processes on their command line (`adopt`).
@@ -96,24 +96,29 @@ def adopt(name: str) -> None:
 
 
 def network_closed() -> bool:
-    """Can no worker here reach the network? Its own network namespace (isolated) closes it, and
-    at every level the seccomp filter that refuses it every socket (`seccomp.py`), where the
-    machine has seccomp."""
-    return level() == "isolated" or seccomp.works()
+    """Can no worker here reach the network, or a keyring, IPC or another process? Only the
+    seccomp filter of the calls it needs (`seccomp.py`) closes them all, at every level (a
+    network namespace closes the network alone): where the machine has seccomp and libseccomp."""
+    return seccomp.works()
 
 
 def open_network() -> str | None:
-    """Why a worker here can reach the network, when it can (None when it cannot): a grade made
-    here may have been answered by a correct engine elsewhere, so it must not count."""
+    """Why a worker here can reach the network or what other processes share, when it can (None
+    when it cannot): a grade made here may have been answered by a correct engine elsewhere, so
+    it must not count."""
     if network_closed():
         return None
-    return (f"at the {level()} level of this machine a worker can reach the network: it has no "
-            "network namespace of its own (that needs root with CAP_SYS_ADMIN) and no seccomp "
-            "filter can be installed here (a kernel without seccomp, an architecture the kit has "
-            "no filter for, or a container whose own filter refuses it). A submission could send "
-            "every question to a correct engine elsewhere and answer with what comes back, so no "
-            "official grading is made here. Fix: grade in a container that allows seccomp (Docker's "
-            "default profile does) or with CAP_SYS_ADMIN; see docs/threat-model.md")
+    reach = ("kernel keyrings and System V IPC, which other processes of the machine share (its "
+             "network namespace closes only the network)" if level() == "isolated" else
+             "the network, kernel keyrings and System V IPC")
+    return (f"at the {level()} level of this machine a worker can reach {reach}: no seccomp filter "
+            "can be installed here (a kernel without seccomp, no libseccomp.so.2 or no pyseccomp, "
+            "an architecture libseccomp does not know, or a container whose own filter refuses "
+            "one). A submission could send every question to a correct engine elsewhere and "
+            "answer with what comes back, so no official grading is made here. Fix: grade where "
+            "libseccomp is installed (Debian and Ubuntu ship libseccomp2; pip install pyseccomp), "
+            "in a container that allows seccomp (Docker's default profile does); see "
+            "docs/threat-model.md")
 
 
 def require() -> str:

@@ -13,16 +13,16 @@ import fcntl
 import os
 import resource
 import select
-import shutil
 import signal
 import struct
 import subprocess
+import sys
 import termios
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cgroups, identities, keeper, seccomp, zygote
+from . import cgroups, folders, identities, keeper, seccomp, zygote
 from .cgroups import CpuClock, make_cgroups
 from .confine import INSIDE, ROOT_LEVELS, Plan, python_paths
 from .errors import SandboxError
@@ -94,14 +94,18 @@ def _stop(channel: Channel, keeper_process: subprocess.Popen | None, identity: I
             reaped = identities.clear(identity.uid)
         identities.release(identity, reaped)
     if home is not None:
-        shutil.rmtree(home, ignore_errors=True)
+        folders.remove(home)
 
 
 def warm() -> None:
     """Start this process's zygote now, in the background (before anything secret is read, and
     while the grader has other work), so that its first worker does not wait for its imports;
-    and the trial of seccomp here, so that it need not wait for that either."""
+    and the trial of seccomp here, so that it need not wait for that either. What workers of an
+    earlier grading left and could not be removed then is removed now, or named on stderr."""
     seccomp.begin()
+    for path in folders.remove_left():
+        print(f"autograder: {path}: left by a worker of an earlier grading and still not removable "
+              "(closed to every account meanwhile); remove it by hand", file=sys.stderr)
     with contextlib.suppress(OSError):
         zygote.HERE.current(environment(INSIDE))
 
@@ -155,7 +159,7 @@ def _start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, fi
                     env=environment(INSIDE if home is None else str(home)),
                     channel=channel.keepers.fileno(), requests=request_read, answers=answer_write,
                     command=None if server else [*program, str(request_read), str(answer_write)],
-                    seccomp=seccomp.works())
+                    seccomp=seccomp.plan_program())
         if server is not None:
             # The zygote numbers the descriptors itself: a plan of the same length every time.
             server.fork(dataclasses.replace(plan, channel=-1, requests=-1, answers=-1),

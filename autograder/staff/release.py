@@ -39,8 +39,8 @@ SEALED = Path("autograder") / "reference.json"
 # tools (bulk grading, building releases, the platform templates), which grade nothing.
 NOT_SHIPPED = {"__pycache__", "reference.json", ".pytest_cache", "staff"}
 # What Gradescope's image needs, pinned to the versions that sealed the answers (nbformat:
-# intake reads a notebook submission).
-GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "nbformat")
+# intake reads a notebook submission; pyseccomp: the workers' filter of system calls).
+GRADESCOPE_PACKAGES = ("numpy", "pytest", "pytest-timeout", "nbformat", "pyseccomp")
 PYTEST_INI = """\
 [pytest]
 # `pytest` alone grades assignments/; test order is fixed so every run reads the same.
