@@ -2,21 +2,21 @@
 
 `write_all` writes grades.csv, the Canvas and Moodle import files, feedback/<student>.md and
 .html, summary.html (its plots inside it) and failures.jsonl (README.md, "For TAs"). Feedback
-never shows a hidden part's checks nor a line of the suites' code; whatever a submission named
-or printed is escaped for where it goes (escape.py); every file is written whole, then put in
+carries each message as `pytest autograder` prints it (a check's message never quotes the
+suites' code: conftest.crashed), never a hidden part's checks; whatever a submission named or
+printed is escaped for where it goes (escape.py); every file is written whole, then put in
 place, so an interrupted run leaves the last complete reports or the new ones.
 """
 
 from __future__ import annotations
 
-import ast
 import csv
 import io
 import json
+import re
 import shutil
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from functools import cache
 from pathlib import Path
 
 from .. import graphs
@@ -42,9 +42,9 @@ from .policies import Policy
 from .roster import Roster
 from .summary import write_summary
 
-SUITES = Path(__file__).parent.parent / "suites"
-PLUGIN = Path(__file__).parent.parent / "conftest.py"
-MIN_CODE_LINE = 8  # shorter lines (`)`, `else:`) say nothing about a suite
+WIDTH = 88  # what checks.py and graphs.py fill a message's sentences to
+MIN_WIDTH = 60  # below this, a line is short because it ends, not because the next word would not fit
+LABEL = re.compile(r"^[A-Z][\w ()\[\]-]{0,40}: ")  # `Came out: `, `Likely cause [id]: `: a line of its own
 LMS_COLUMN = "Autograd engines"  # the import files' grade column, unless the TA names the assignment
 
 
@@ -199,32 +199,6 @@ def write_failures(path: Path, entries: list[Entry], several: dict[str, list[Ent
 
 # -- feedback ------------------------------------------------------------------------------------
 
-@cache
-def suite_code() -> frozenset[str]:
-    """Every line of the suites' and the plugin's code, docstrings left out (they describe the
-    situation a check sets up, and students are meant to read them)."""
-    lines = set()
-    for path in [PLUGIN, *sorted(SUITES.glob("*.py"))]:
-        source = path.read_text(encoding="utf-8")
-        docstrings = set()
-        for node in ast.walk(ast.parse(source)):
-            body = getattr(node, "body", None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                docstrings |= set(range(body[0].lineno, body[0].end_lineno + 1))
-        for number_, line in enumerate(source.splitlines(), 1):
-            if number_ not in docstrings and len(line.strip()) >= MIN_CODE_LINE:
-                lines.add(line.strip())
-    return frozenset(lines)
-
-
-def shown(messages: str) -> str:
-    """A part's messages without any line quoted from the suites' code."""
-    code = suite_code()
-    return "\n".join(line for line in messages.splitlines()
-                     if line.lstrip("> ").strip() not in code and line.strip() not in code)
-
-
 def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(heading, messages, likely causes) for each part that lost points, a cause being the
     catalogue's title for it (Markdown of the kit's own) and its id; none for a submission
@@ -241,7 +215,7 @@ def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[tuple[
             found.append((heading, "The checks of this part are hidden.", []))
             continue
         causes = [(CATALOGUE[m].title if m in CATALOGUE else "", m) for m in score.misconceptions]
-        found.append((heading, shown(score.messages), causes))
+        found.append((heading, score.messages, causes))
     return found
 
 
@@ -267,16 +241,29 @@ def verbatim(messages: str) -> str:
     return "\n".join(printable(line, keep="\t") for line in messages.splitlines())
 
 
+def held_back(entry: Entry) -> str:
+    """What a student whose submission could not be graded should do next, in one sentence."""
+    if entry.fault:
+        return ("This is the grader's doing, not yours: the course grades it again, and you need do "
+                "nothing.")
+    return ("No score was given (it is not a zero): check your files with `pytest autograder` in the "
+            "kit, then hand in value.py, tensor.py and dual.py again, as a folder or a zip; if it "
+            "still cannot be graded, ask your course staff.")
+
+
 def feedback_markdown(entry: Entry, grading: Grading) -> str:
-    """feedback/<student>.md: the score table, the notes on the files, the lost points' messages."""
+    """feedback/<student>.md: the score table, the notes on the files, the lost points' messages;
+    for a submission that could not be graded, why and what to do instead of a score table."""
     lines = [f"# Feedback for {markdown(entry.student)}", "",
              f"Submission {markdown(entry.source)} ({markdown(entry.format)}), graded "
              f"{markdown(entry.graded_at)}.", ""]
     if entry.status == "failed":
-        lines += [f"**This submission could not be graded:** {markdown(entry.reason)}", ""]
-    lines += ["| part | | points |", "| --- | --- | ---: |"]
-    lines += ["| " + " | ".join(markdown(cell, starts_line=False) for cell in row) + " |"
-              for row in score_rows(entry, grading)]
+        lines += [f"**This submission could not be graded:** {markdown(entry.reason)}", "",
+                  markdown(held_back(entry))]
+    else:
+        lines += ["| part | | points |", "| --- | --- | ---: |"]
+        lines += ["| " + " | ".join(markdown(cell, starts_line=False) for cell in row) + " |"
+                  for row in score_rows(entry, grading)]
     if entry.notes:
         lines += ["", "## Your files", ""] + [f"- {markdown(note, starts_line=True)}" for note in entry.notes]
     for heading, messages, causes in sections(entry, grading):
@@ -314,6 +301,25 @@ def graph_table(block: graphs.Table, as_markdown: bool) -> str:
     return f"<table><tr>{head}</tr>\n{body}</table>"
 
 
+def wrapped_here(line: str, after: str, width: int) -> bool:
+    """Did textwrap break `line` before `after` (the next word would not fit `width`), rather than
+    the message ending a line there (a label such as `Expected:` starts its own)?"""
+    if LABEL.match(after) or len(line) > width:
+        return False
+    return len(line) + 1 + len(after.split(" ", 1)[0]) > width
+
+
+def unwrapped(paragraph: list[str]) -> str:
+    """A paragraph's lines as HTML, joined where the text was only filled to a width (the
+    browser wraps those), with <br> where a line ends on purpose. The width is the paragraph's
+    own longest line up to WIDTH, never below MIN_WIDTH (a suite's docstring fills narrower)."""
+    width = max(MIN_WIDTH, max((len(line) for line in paragraph if len(line) <= WIDTH), default=0))
+    html_text = inline(paragraph[0])
+    for line, after in zip(paragraph, paragraph[1:]):
+        html_text += (" " if wrapped_here(line, after, width) else "<br>\n") + inline(after)
+    return html_text
+
+
 def message_html(messages: str) -> str:
     """A part's messages as HTML: paragraphs, each snippet (its lines indented, blank lines
     between them included) as one code block, and `code` as <code>."""
@@ -323,7 +329,7 @@ def message_html(messages: str) -> str:
 
     def flush() -> None:
         if paragraph:
-            blocks.append("<p>" + "<br>\n".join(inline(line) for line in paragraph) + "</p>")
+            blocks.append("<p>" + unwrapped(paragraph) + "</p>")
             paragraph.clear()
         while snippet and not snippet[-1]:
             snippet.pop()
@@ -350,14 +356,17 @@ def message_html(messages: str) -> str:
 
 
 def feedback_html(entry: Entry, grading: Grading) -> str:
-    """feedback/<student>.html: what feedback_markdown holds, as HTML."""
+    """feedback/<student>.html: what feedback_markdown holds, as HTML, each sentence wrapped where
+    the browser wraps it."""
     parts = [f"<h1>Feedback for {html(entry.student)}</h1>",
              f"<p>Submission <code>{html(entry.source)}</code> ({html(entry.format)}), "
              f"graded {html(entry.graded_at)}.</p>"]
     if entry.status == "failed":
-        parts.append(f"<p class='bad'><b>This submission could not be graded:</b> {html(entry.reason)}</p>")
-    rows = [[html(cell) for cell in row] for row in score_rows(entry, grading)]
-    parts.append(table(["part", "", "points"], rows, numeric=(2,)))
+        parts.append(f"<p class='bad'><b>This submission could not be graded:</b> {html(entry.reason)}</p>"
+                     f"<p>{inline(held_back(entry))}</p>")
+    else:
+        rows = [[html(cell) for cell in row] for row in score_rows(entry, grading)]
+        parts.append(table(["part", "", "points"], rows, numeric=(2,)))
     if entry.notes:
         parts.append("<h2>Your files</h2><ul>" + "".join(f"<li>{html(note)}</li>" for note in entry.notes)
                      + "</ul>")
