@@ -51,9 +51,10 @@ LMS_COLUMN = "Autograd engines"  # the import files' grade column, unless the TA
 class PreflightError(Exception):
     """An LMS file would break its LMS's rules; `problems` says each, and nothing was written."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], scale: list[str]) -> None:
         super().__init__(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in the LMS files")
         self.problems = problems
+        self.scale = scale  # the scale of each LMS, in one line each
 
 
 def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str = LMS_COLUMN,
@@ -74,11 +75,13 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
             target.feedback = feedback_html(by_source[target.entry.source], grading)
             target.summary = comments_of(target, grading)
     best = sum(part.points for part in grading.parts.values())
-    outcome.files = lmsfiles.build(outcome.targets, policy, roster, lms_column, maximum(grading), best,
+    scales = lmsfiles.scales_of(policy, roster, lms_column, maximum(grading), best)
+    outcome.files = lmsfiles.build(outcome.targets, scales, roster, lms_column,
                                    datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    outcome.scale = lmsfiles.scale_lines(outcome.files, lms_column, roster)
     problems = preflight.check(outcome.files)
     if problems:
-        raise PreflightError(problems)
+        raise PreflightError(problems, outcome.scale)
     outcome.lines = console_lines(outcome)
     write_csv(out / "grades.csv", outcome.grades, several, grading, penalties=record is not None or
               policy.late is not None, outcome=outcome)
@@ -102,7 +105,7 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
     write_failures(out / "failures.jsonl", entries, several, grading)
     stats = {student: entry for student, entry in counted.items() if student in outcome.grades}
     write_summary(out, stats, entries, several, grading, names, nbgrader=record is not None,
-                  lms=summary_section(outcome, best))
+                  lms=summary_section(outcome))
     return outcome
 
 

@@ -21,6 +21,7 @@ GRADING = load()
 DATA = KIT / "tests" / "data"
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 WHEN = "2026-12-01T09:00:00+00:00"
+SCALES = {lms: Policy().scale(lms, 100.0, 102.0) for lms in ("canvas", "moodle")}  # the kit's own points
 
 
 def entry(source: str, student: str, points: float = 10.0, **changes) -> Entry:
@@ -74,13 +75,34 @@ def test_entries_join_by_id_login_email_or_a_normalised_name_and_say_why_when_no
 
 def test_the_bonus_is_capped_scaled_or_kept_per_lms():
     policy = make_policy(False, ["canvas=scale", "moodle=keep"], None, None, None, None)
-    assert policy.for_lms("canvas", 102.0, 100.0, 102.0) == 100.0
-    assert policy.for_lms("canvas", 51.0, 100.0, 102.0) == 50.0
-    assert policy.for_lms("moodle", 102.0, 100.0, 102.0) == 102.0
-    assert Policy().for_lms("moodle", 102.0, 100.0, 102.0) == 100.0  # Moodle's default: cap
-    assert Policy().for_lms("canvas", 102.0, 100.0, 102.0) == 102.0  # Canvas's: keep
+    assert policy.scale("canvas", 100.0, 102.0).post(102.0) == 100.0
+    assert policy.scale("canvas", 100.0, 102.0).post(51.0) == 50.0
+    assert policy.scale("moodle", 100.0, 102.0).post(102.0) == 102.0
+    assert Policy().scale("moodle", 100.0, 102.0).post(102.0) == 100.0  # Moodle's default: cap
+    assert Policy().scale("canvas", 100.0, 102.0).post(102.0) == 102.0  # Canvas's: keep
     with pytest.raises(PolicyError, match="give LMS=POLICY"):
         make_policy(False, ["blackboard=cap"], None, None, None, None)
+
+
+def test_a_total_is_posted_as_the_same_fraction_of_the_items_points():
+    """Canvas's assignment of 40 points (its export's Points Possible row) and Moodle's of 10 (the
+    worksheet's Maximum Grade): 90 of 100 is 36 and 9; the bonus stays above in Canvas and is
+    capped in Moodle unless its maximum grade leaves room (--moodle-max above --lms-points)."""
+    canvas = Policy().scale("canvas", 100.0, 102.0, 40.0, "the roster's Points Possible")
+    moodle = Policy().scale("moodle", 100.0, 102.0, 10.0, "the worksheet's Maximum Grade")
+    assert [canvas.post(t) for t in (90.0, 92.0, 82.0, 94.73, 102.0)] == [36.0, 36.8, 32.8, 37.89, 40.8]
+    assert [moodle.post(t) for t in (90.0, 92.0, 82.0, 94.73, 102.0)] == [9.0, 9.2, 8.2, 9.473, 10.0]
+    room = make_policy(False, [], 10.2, None, None, None, 10.0).scale("moodle", 100.0, 102.0, 10.2, "ws")
+    assert (room.post(102.0), room.post(90.0), room.ceiling) == (10.2, 9.0, 10.2)
+    assert "posted out of 40 points (the roster's Points Possible), each × 0.4" in canvas.sentence()
+    assert "a grade above 10 is capped at 10" in moodle.sentence()
+    alone = make_policy(False, [], None, None, None, None, 40.0).scale("canvas", 100.0, 102.0)
+    assert (alone.post(90.0), alone.said) == (36.0, "--lms-points")
+    with pytest.raises(PolicyError, match="--lms-points 50: the roster's Points Possible says 40"):
+        make_policy(False, [], None, None, None, None, 50.0).scale("canvas", 100.0, 102.0, 40.0,
+                                                                   "the roster's Points Possible")
+    with pytest.raises(PolicyError, match="above the Moodle item's maximum grade 10"):
+        make_policy(False, [], None, None, None, None, 20.0).scale("moodle", 100.0, 102.0, 10.0, "ws")
 
 
 def test_late_days_count_a_day_begun_are_capped_and_an_unknown_time_is_one_day():
@@ -98,14 +120,15 @@ def test_late_days_count_a_day_begun_are_capped_and_an_unknown_time_is_one_day()
 def canvas_files(rows: list[list[str]], header: list[str] | None = None) -> LmsFiles:
     table = Sheet(header or [*CANVAS_COLUMNS, "HW (1)"], [[CANVAS_POINTS, "", "", "", "", "100"], *rows],
                   ["", *[f"s{i}" for i in range(len(rows))]])
-    return LmsFiles(tables={"grades-canvas.csv": table}, maxima={"canvas": 100.0})
+    return LmsFiles(tables={"grades-canvas.csv": table}, scales={"canvas": SCALES["canvas"]})
 
 
 @pytest.mark.parametrize(("rows", "header", "said"), [
     ([["Ann", "12a", "", "", "", "5"]], None, "is not a Canvas user id"),
     ([["Ann", "1", "", "", "", "5"], ["Ann", "1", "", "", "", "6"]], None, "one student twice"),
     ([["Ann", "1", "", "", "", "five"]], None, "is not a number of 0 or more"),
-    ([["'=Ann", "", "", "", "", "5"]], None, "no ID, SIS id or name Canvas can find"),
+    ([["'=Ann", "", "", "", "", "5"]], None, "no ID or SIS id"),
+    ([["Ann", "", "", "", "", "5"]], None, "post the grade to the first student of the row's name"),
     ([["Points Possible Jr", "1", "", "", "", "5"]], None, "is read as that row"),
     ([["Ann", "1", "", "", "", "5"]], ["Name", "ID", "SIS User ID", "SIS Login ID", "Section", "HW"],
      "the header is not Student"),
@@ -125,7 +148,7 @@ def worksheet_files(rows: list[list[str]], header: list[str] | None = None) -> L
     header = header or ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)",
                         "Feedback comments", "late"]
     table = Sheet(header, rows, [f"s{i}" for i in range(len(rows))])
-    return LmsFiles(tables={"grades-moodle-worksheet.csv": table}, maxima={"moodle": 100.0})
+    return LmsFiles(tables={"grades-moodle-worksheet.csv": table}, scales={"moodle": SCALES["moodle"]})
 
 
 @pytest.mark.parametrize(("row", "said"), [
@@ -182,10 +205,9 @@ def test_names_a_spreadsheet_would_run_are_escaped_and_every_importer_still_find
         assert not [c for c in cells_of(tmp_path / name) if c.startswith(FORMULA)], name
     assert "'=HYPERLINK" in (tmp_path / "grades-moodle-worksheet.csv").read_text(encoding="utf-8")
     canvas = list(csv.reader(io.StringIO((tmp_path / "grades-canvas.csv").read_text(encoding="utf-8"))))
-    assert [row[:2] for row in canvas[2:]] == [["HYPERLINK_300021", ""], ["SUM_A1_12345", "12345"],
-                                               ["cmd_C_calc_A0", ""]]
+    assert [row[:2] for row in canvas[2:]] == [["SUM_A1_12345", "12345"]]
     summary = (tmp_path / "summary.html").read_text(encoding="utf-8")
-    left = "<td>-2-3</td><td>not in grades-canvas.csv</td><td>its name starts with &#x27;-&#x27;"
+    left = "<td>-2-3</td><td>not in grades-canvas.csv</td><td>no Canvas id"
     assert left in summary
     (tmp_path / "worksheet.csv").write_text(
         'Identifier,"Full name",Grade,"Maximum Grade"\n"Participant 300021",x,,100.00\n', encoding="utf-8")
@@ -195,4 +217,4 @@ def test_names_a_spreadsheet_would_run_are_escaped_and_every_importer_still_find
         'Student,ID,SIS User ID,SIS Login ID,Section,HW (1)\n    Points Possible,,,,,100\n'
         '"=""@sum""",12345,,,S1,\ncmd_C_calc_A0,777,,,S1,\nHYPERLINK_300021,778,,,S1,\n', encoding="utf-8")
     imported = canvas_import(tmp_path / "grades-canvas.csv", tmp_path / "export.csv")
-    assert imported == {"12345": 10.0, "777": 10.0, "778": 10.0}
+    assert imported == {"12345": 10.0}
