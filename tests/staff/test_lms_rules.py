@@ -3,19 +3,27 @@ policies, each rule of the pre-flight check, and names a spreadsheet would run a
 
 import csv
 import io
+import re
+import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from support import KIT
-from support.lms import canvas_import, moodle_worksheet_import
+from support.lms import (
+    MOODLE_STRINGS,
+    canvas_import,
+    moodle_gradebook_import,
+    moodle_worksheet_import,
+    moodle_worksheet_upload,
+)
 
 from autograder.config import load
 from autograder.staff import preflight, reports
 from autograder.staff.gradebook import Entry, Score
 from autograder.staff.lmsfiles import CANVAS_COLUMNS, CANVAS_POINTS, LmsFiles, Sheet
 from autograder.staff.policies import Late, Policy, PolicyError, make_policy
-from autograder.staff.roster import Person, Roster, join, read_roster
+from autograder.staff.roster import Person, Roster, RosterError, assignment_column, join, read_roster
 
 GRADING = load()
 DATA = KIT / "tests" / "data"
@@ -218,3 +226,142 @@ def test_names_a_spreadsheet_would_run_are_escaped_and_every_importer_still_find
         '"=""@sum""",12345,,,S1,\ncmd_C_calc_A0,777,,,S1,\nHYPERLINK_300021,778,,,S1,\n', encoding="utf-8")
     imported = canvas_import(tmp_path / "grades-canvas.csv", tmp_path / "export.csv")
     assert imported == {"12345": 10.0}
+
+
+# -- a class posted on the LMS item's scale, to the right person, as each importer reads it ----------
+
+def totalled(source: str, student: str, total: float, **changes) -> Entry:
+    """An entry whose parts add up to `total` (of the kit's 100, the bonus above)."""
+    scores, short = [], sum(part.points for part in GRADING.parts.values()) - total
+    for part in sorted(GRADING.parts.values(), key=lambda p: -p.points):
+        lost = min(short, part.points)
+        short -= lost
+        scores.append(Score(part.id, part.points - lost, part.points, "lost" if lost else ""))
+    return entry(source, student, scores=scores, **changes)
+
+
+def summary_rows(out: Path) -> dict[str, int]:
+    """What summary.html says of each LMS file: its rows."""
+    text = (out / "summary.html").read_text(encoding="utf-8")
+    return {name: int(count) for name, count in re.findall(r"<p>(grades-[\w-]+\.csv): (\d+) rows?,", text)}
+
+
+def data_rows(path: Path, skip: int = 1) -> int:
+    return len(list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))) - skip
+
+
+def test_a_canvas_assignment_of_40_points_gets_each_total_scaled_and_the_bonus_kept(tmp_path):
+    """Canvas's export in a comma-decimal locale (`;`, `40,00`), three assignments, a test student,
+    a student with no submission, and two students of one name: each grade goes to its own id."""
+    export = DATA / "canvas" / "grades-export-semicolon.csv"
+    roster = read_roster(export)
+    column = assignment_column(roster, "Homework 3: autograd engines")
+    assert column == "Homework 3: autograd engines (4821)"
+    with pytest.raises(RosterError, match=r"'Autograd engines': no assignment column .*'Quiz 1 \(4822\)'; "
+                                          r"'Homework 3: autograd engines \(4821\)'; 'Homework 4"):
+        assignment_column(roster, reports.LMS_COLUMN)
+    entries = [totalled(f"kim{n}_{uid}_*", f"kim{n}_{uid}", total, lms="canvas", lms_id=uid,
+                        lms_files=[f"kimsam_{uid}_7{n}_dual.py"])
+               for n, (uid, total) in enumerate((("40102", 90.0), ("40103", 82.0)))]
+    entries.append(totalled("lovelaceada_40101_*", "lovelaceada_40101", 102.0, lms="canvas", lms_id="40101",
+                            lms_files=["lovelaceada_40101_79_dual.py"]))
+    outcome = reports.write_all(tmp_path, entries, GRADING, column, policy=Policy(), roster=roster)
+    assert canvas_import(tmp_path / "grades-canvas.csv", export) == {"40102": 36.0, "40103": 32.8,
+                                                                     "40101": 40.8}
+    assert outcome.files.tables["grades-canvas.csv"].rows[0][-1] == "40"  # the Points Possible row
+    said = "Canvas: totals out of 100 are posted out of 40 points (the roster's Points Possible of " \
+           "'Homework 3: autograd engines (4821)'), each × 0.4; the bonus is kept above 40"
+    assert said in outcome.scale[0]
+    assert said.replace("'", "&#x27;") in (tmp_path / "summary.html").read_text(encoding="utf-8")
+    assert summary_rows(tmp_path) == {"grades-canvas.csv": data_rows(tmp_path / "grades-canvas.csv", 2)} \
+        == {"grades-canvas.csv": 3}
+
+
+def test_two_students_of_one_name_and_no_id_would_meet_one_row_so_the_kit_writes_none(tmp_path):
+    """GradebookImporter finds a row with no id by the name, as the first student of that name."""
+    export = DATA / "canvas" / "grades-export-semicolon.csv"
+    (tmp_path / "named.csv").write_text(f"{','.join(CANVAS_COLUMNS)},HW (4821)\n{CANVAS_POINTS},,,,,40\n"
+                                        '"Kim, Sam",,,,,30\n', encoding="utf-8")
+    assert canvas_import(tmp_path / "named.csv", export) == {"40102": 30.0}  # the first Sam Kim, always
+    problems = preflight.canvas(Sheet([*CANVAS_COLUMNS, "HW (4821)"], [[CANVAS_POINTS, "", "", "", "", "40"],
+                                                                       ["Kim, Sam", "", "", "", "", "30"]],
+                                      ["", "kim"]))
+    assert problems == ["line 3 (kim): no ID or SIS id, so Canvas would post the grade to the first "
+                        "student of the row's name"]
+
+
+def test_a_french_moodle_worksheet_of_10_points_is_written_in_french_and_capped(tmp_path):
+    """The worksheet in the roster's language (its header and its participant prefix, which
+    Moodle strips by the length of its own string): read by French strings, each grade on the
+    item's 10 points, the bonus capped; the English file would be refused under French."""
+    worksheet = DATA / "moodle" / "grading-worksheet-fr.csv"
+    roster = read_roster(worksheet)
+    assert (roster.maximum, roster.worksheet.prefix) == (10.0, "Participant")
+    entries = [totalled("Marie Curie_300031_*", "Marie_Curie_300031", 92.0, lms="moodle", lms_id="300031",
+                        lms_name="Marie Curie"),
+               totalled("Henri Poincaré_300032_*", "Henri_Poincare_300032", 102.0, lms="moodle",
+                        lms_id="300032", lms_name="Henri Poincaré")]
+    outcome = reports.write_all(tmp_path, entries, GRADING, policy=Policy(), roster=roster)
+    written = tmp_path / "grades-moodle-worksheet.csv"
+    header = next(csv.reader(io.StringIO(written.read_text(encoding="utf-8"))))
+    assert header[:5] == ["Identifiant", "Nom complet", "Note", "Note maximale",
+                          "Dernière modification (note)"]
+    participants = {person.lms_id for person in roster.people}
+    after = moodle_worksheet_upload(written, MOODLE_STRINGS["fr"], participants, 10.0, {}, 0.0)
+    assert {p: grade for p, (grade, _) in after.items()} == {"300031": 9.2, "300032": 10.0}
+    assert "a grade above 10 is capped at 10 (the default" in outcome.scale[0]
+    assert summary_rows(tmp_path)["grades-moodle-worksheet.csv"] == data_rows(written) == 2
+    (tmp_path / "en").mkdir()
+    reports.write_all(tmp_path / "en", entries, GRADING)  # no roster: English
+    with pytest.raises(AssertionError, match="invalidgradeimport"):
+        moodle_worksheet_upload(tmp_path / "en" / "grades-moodle-worksheet.csv", MOODLE_STRINGS["fr"],
+                                participants, 10.0, {}, 0.0)
+
+
+def test_a_worksheet_uploaded_then_regraded_and_uploaded_again_changes_the_grades(tmp_path):
+    """Moodle skips a row whose grade it changed more than a minute after the row's Last modified
+    (grade): the time is when the file is written, never when the submission was graded."""
+    roster = read_roster(DATA / "moodle" / "grading-worksheet.csv")
+    graded = [totalled("Grace Hopper_300021_*", "Grace_Hopper_300021", 90.0, lms="moodle", lms_id="300021",
+                       lms_name="Grace Hopper", late=True)]
+    participants = {person.lms_id for person in roster.people}
+    first = tmp_path / "first"
+    first.mkdir()
+    reports.write_all(first, graded, GRADING, policy=Policy(), roster=roster)
+    uploaded = time.time() + 1  # the TA uploads the file after it is written
+    moodle = moodle_worksheet_upload(first / "grades-moodle-worksheet.csv", MOODLE_STRINGS["en"],
+                                     participants, 100.0, {}, uploaded)
+    assert moodle == {"300021": (90.0, uploaded)}
+    again = tmp_path / "again"
+    again.mkdir()
+    late = make_policy(False, [], None, 5.0, None, None)  # a late policy, after the first upload
+    reports.write_all(again, graded, GRADING, policy=late, roster=roster)
+    later = moodle_worksheet_upload(again / "grades-moodle-worksheet.csv", MOODLE_STRINGS["en"], participants,
+                                    100.0, moodle, uploaded + 1)
+    assert later == {"300021": (85.0, uploaded + 1)}
+
+
+def test_every_moodle_gradebook_row_names_its_own_student_where_an_id_number_is_missing(tmp_path):
+    """Moodle's grade export with a student who has no ID number (and a comma-decimal grade of
+    another item): mapped by ID number, the kit's file would post that row to the student above,
+    so it is written without the ID number column; every row is found by its email address."""
+    export = DATA / "moodle" / "gradebook-export-gap.csv"
+    roster = read_roster(export)
+    users = [{"useremail": p.email, "useridnumber": p.id_number} for p in roster.people]
+    entries = [totalled("s2024001", "s2024001", 90.0), totalled("edijkstra", "edijkstra", 82.0),
+               totalled("s2024003", "s2024003", 70.0)]
+    reports.write_all(tmp_path, entries, GRADING, "Autograd engines", policy=Policy(), roster=roster)
+    written = tmp_path / "grades-moodle.csv"
+    assert next(csv.reader(io.StringIO(written.read_text(encoding="utf-8"))))[:2] == ["Email address",
+                                                                                      "Autograd engines"]
+    assert moodle_gradebook_import(written, users, "Email address", "useremail", "Autograd engines") == {
+        "alovelace@example.edu": 90.0, "edijkstra@example.edu": 82.0, "ghopper@example.edu": 70.0}
+    assert summary_rows(tmp_path)["grades-moodle.csv"] == data_rows(written) == 3
+    gap = Sheet(["Email address", "ID number", "Autograd engines", "late"],
+                [["alovelace@example.edu", "s2024001", "90", ""], ["edijkstra@example.edu", "", "82", ""]],
+                ["s2024001", "edijkstra"])
+    (tmp_path / "gap.csv").write_text(reports.rows_csv(gap.header, gap.rows), encoding="utf-8")
+    assert moodle_gradebook_import(tmp_path / "gap.csv", users, "ID number", "useridnumber",
+                                   "Autograd engines") == {"s2024001": 82.0}  # Dijkstra's grade, on Lovelace
+    assert preflight.gradebook(gap, 100.0) == [
+        "line 3 (edijkstra): no ID number; mapped by it, Moodle posts this row's grade to the user of line 2"]
