@@ -73,8 +73,9 @@ class Policy:
         """The scale of one LMS's files. `roster` is what the roster says of the item (`said`:
         where): Canvas's Points Possible, Moodle's maximum grade. Canvas: the roster's points,
         else --lms-points, else the kit's. Moodle: its ceiling is --moodle-max, else the roster's
-        maximum grade; its points --lms-points (below the ceiling: room for the bonus), else the
-        ceiling, else the kit's. Raises PolicyError where the two cannot both hold."""
+        maximum grade; its points --lms-points, else the roster's maximum grade, else the ceiling,
+        else the kit's (a ceiling above the points leaves room for the bonus). Raises PolicyError
+        where the two cannot both hold."""
         if lms == "canvas":
             if roster is not None and self.lms_points not in (None, roster):
                 raise PolicyError(f"--lms-points {self.lms_points:g}: {said} says {roster:g}; give the "
@@ -85,15 +86,13 @@ class Policy:
                 return Scale(lms, kit, self.lms_points, best, self.bonus["canvas"], None, "--lms-points")
             return Scale(lms, kit, kit, best, self.bonus["canvas"])
         ceiling, top = (self.moodle_max, "--moodle-max") if self.moodle_max else (roster, said)
-        if self.lms_points is not None:
-            if ceiling is not None and self.lms_points > ceiling:
-                raise PolicyError(f"--lms-points {self.lms_points:g}: above the Moodle item's maximum grade "
-                                  f"{ceiling:g} ({top}), which Moodle would refuse; give at most {ceiling:g}")
-            return Scale(lms, kit, self.lms_points, best, self.bonus["moodle"],
-                         self.lms_points if ceiling is None else ceiling, "--lms-points")
-        if ceiling is not None:
-            return Scale(lms, kit, ceiling, best, self.bonus["moodle"], ceiling, top)
-        return Scale(lms, kit, kit, best, self.bonus["moodle"], kit)
+        if self.lms_points is not None and ceiling is not None and self.lms_points > ceiling:
+            raise PolicyError(f"--lms-points {self.lms_points:g}: above the Moodle item's maximum grade "
+                              f"{ceiling:g} ({top}), which Moodle would refuse; give at most {ceiling:g}")
+        given = ((self.lms_points, "--lms-points"), (roster, said), (ceiling, top), (kit, ""))
+        points, where = next((value, name) for value, name in given if value is not None)
+        top_grade = points if ceiling is None else ceiling
+        return Scale(lms, kit, points, best, self.bonus["moodle"], top_grade, where)
 
 
 @dataclass(frozen=True)
