@@ -266,10 +266,15 @@ def pairs_in_html(text: str) -> list[tuple[str, str]]:
     return found
 
 
-def prints_what_came_out(output: str, came: str) -> bool:
-    """Does a snippet's output hold what "Came out" says: each number it states (to the digits
-    stated), or its text where it states none?"""
+def prints_what_came_out(ran: subprocess.CompletedProcess, came: str) -> bool:
+    """Does a snippet's run show what "Came out" says: the exception it raised, or each number it
+    states (to the digits stated), or its text where it states none?"""
     said = came.removeprefix("Came out:").strip()
+    if said.startswith("raised "):
+        return ran.returncode != 0 and said.removeprefix("raised ") in ran.stderr
+    output = ran.stdout
+    if ran.returncode != 0:
+        return False
     value = said.rsplit(" = ", 1)[-1]
     stated = NUMBER.findall(value)
     if not stated:
@@ -302,7 +307,7 @@ def test_every_snippet_in_every_feedback_file_runs_where_the_students_files_are(
     out = outdir(tmp_path / "out", sealed)
     assert bulk_run(klass, out) == 0
     def owner(name: str) -> str:
-        return ONE_BUG[int(re.search(r"bug_?(\d)", name, re.IGNORECASE)[1])]
+        return ONE_BUG[int(re.search(r"bug[ _]?(\d)", name, re.IGNORECASE)[1])]
 
     files = [(path.name, owner(path.name), path.read_text(encoding="utf-8"))
              for path in sorted((out / "feedback").iterdir())]
@@ -323,6 +328,6 @@ def test_every_snippet_in_every_feedback_file_runs_where_the_students_files_are(
         compile(snippet, where[0], "exec")
         ran = subprocess.run([sys.executable, "-c", snippet], cwd=folders[whose], capture_output=True,
                              text=True, timeout=300, check=False)
-        if ran.returncode != 0 or not prints_what_came_out(ran.stdout + ran.stderr, came):
+        if not prints_what_came_out(ran, came):
             failures.append(f"{where}: {came!r}\n{snippet}\n{ran.stdout[-500:]}{ran.stderr[-800:]}")
     assert not failures, f"{len(failures)} of {len(snippets)} snippets:\n" + "\n\n".join(failures[:5])
