@@ -290,11 +290,15 @@ def moodle_gradebook(targets: list[Target], column: str, roster: Roster | None) 
     return table
 
 
-def comments(total: float, maximum: float, lost: list[tuple[str, float, float]], note: str) -> str:
-    """The feedback's short form for Moodle's Feedback comments: HTML with no quote character."""
+def comments(total: float, maximum: float, lost: list[tuple[str, float, float]], note: str,
+             posted: str = "") -> str:
+    """The feedback's short form for Moodle's Feedback comments: HTML with no quote character;
+    `posted` is the grade on the item's scale, where it differs."""
     items = "".join(f"<li>{escape(title)}: {number(points)} / {number(most)}</li>"
                     for title, points, most in lost)
-    text = f"<p>Autograder: {number(total)} / {number(maximum)}.{' ' + escape(note) if note else ''}</p>"
+    scaled = f" ({escape(posted)})" if posted else ""
+    text = (f"<p>Autograder: {number(total)} / {number(maximum)}{scaled}."
+            f"{' ' + escape(note) if note else ''}</p>")
     return text + (f"<ul>{items}</ul>" if items else "") + "<p>The whole feedback is in feedback.html.</p>"
 
 

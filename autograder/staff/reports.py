@@ -38,7 +38,7 @@ from .outcomes import (
     summary_section,
 )
 from .pages import inline, number, page, put, put_zip, table
-from .policies import Policy
+from .policies import Policy, Scale
 from .roster import Roster
 from .summary import write_summary
 
@@ -70,12 +70,12 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
                      lambda student, mine: collision(student, mine, grading))
     names = feedback_names(counted, several)
     by_source = {e.source: e for e in entries}
+    best = sum(part.points for part in grading.parts.values())
+    scales = lmsfiles.scales_of(policy, roster, lms_column, maximum(grading), best)
     for target in outcome.targets:
         if target.entry is not None and target.total is not None:
             target.feedback = feedback_html(by_source[target.entry.source], grading)
-            target.summary = comments_of(target, grading)
-    best = sum(part.points for part in grading.parts.values())
-    scales = lmsfiles.scales_of(policy, roster, lms_column, maximum(grading), best)
+            target.summary = comments_of(target, grading, scales.get("moodle"))
     outcome.files = lmsfiles.build(outcome.targets, scales, roster, lms_column,
                                    datetime.now(timezone.utc).isoformat(timespec="seconds"))
     outcome.scale = lmsfiles.scale_lines(outcome.files, lms_column, roster)
@@ -109,13 +109,16 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
     return outcome
 
 
-def comments_of(target: Target, grading: Grading) -> str:
-    """The short form of a student's feedback, for Moodle's Feedback comments column."""
+def comments_of(target: Target, grading: Grading, scale: Scale | None) -> str:
+    """The short form of a student's feedback, for Moodle's Feedback comments column, with the
+    grade on the item's scale where it is not the kit's."""
     entry = target.entry
     lost = [(grading.parts[s.part].title, s.points, s.max) for s in entry.scores
             if s.part in grading.parts and not passed(s) and grading.parts[s.part].visibility != "hidden"]
     note = f"Late: {target.late_how}." if target.late_how else ""
-    return lmsfiles.comments(target.total, maximum(grading), lost, note)
+    posted = "" if scale is None or scale.points == scale.kit else \
+        f"{number(scale.post(target.total))} / {number(scale.points)} in this assignment"
+    return lmsfiles.comments(target.total, maximum(grading), lost, note, posted)
 
 
 def by_student(entries: list[Entry]) -> tuple[dict[str, Entry], dict[str, list[Entry]]]:

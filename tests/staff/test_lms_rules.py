@@ -309,6 +309,8 @@ def test_a_french_moodle_worksheet_of_10_points_is_written_in_french_and_capped(
     participants = {person.lms_id for person in roster.people}
     after = moodle_worksheet_upload(written, MOODLE_STRINGS["fr"], participants, 10.0, {}, 0.0)
     assert {p: grade for p, (grade, _) in after.items()} == {"300031": 9.2, "300032": 10.0}
+    rows = list(csv.reader(io.StringIO(written.read_text(encoding="utf-8"))))
+    assert "Autograder: 92 / 100 (9.2 / 10 in this assignment)." in rows[1][header.index("Feedback comments")]
     assert "a grade above 10 is capped at 10 (the default" in outcome.scale[0]
     assert summary_rows(tmp_path)["grades-moodle-worksheet.csv"] == data_rows(written) == 2
     (tmp_path / "en").mkdir()
