@@ -88,10 +88,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lms.add_argument("--bonus", action="append", default=[], metavar="LMS=POLICY",
                      help="cap, scale or keep the bonus for canvas or moodle (default: canvas=keep, "
                           "moodle=cap, what each accepts)")
-    lms.add_argument("--lms-points", type=float, metavar="POINTS",
+    lms.add_argument("--lms-points", action="append", default=[], metavar="[LMS=]POINTS",
                      help="the LMS item's points, which the kit's full marks are posted as, where no "
-                          "roster says them (default: the roster's Points Possible or Maximum Grade, else "
-                          "the kit's)")
+                          "roster says them, for canvas or moodle or both (default: the roster's Points "
+                          "Possible or Maximum Grade, else the kit's)")
     lms.add_argument("--moodle-max", type=float, metavar="POINTS",
                      help="the Moodle grade item's maximum grade, above its points where it leaves room for "
                           "the bonus (default: the worksheet's, else the item's points)")

@@ -67,7 +67,7 @@ class Policy:
     bonus: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BONUS))
     moodle_max: float | None = None  # the Moodle grade item's maximum, where the TA gives it
     late: Late | None = None
-    lms_points: float | None = None  # the LMS item's points, where no roster says them
+    lms_points: dict[str, float] = field(default_factory=dict)  # by LMS: the item's points (--lms-points)
 
     def scale(self, lms: str, kit: float, best: float, roster: float | None = None, said: str = "") -> Scale:
         """The scale of one LMS's files. `roster` is what the roster says of the item (`said`:
@@ -76,20 +76,21 @@ class Policy:
         maximum grade; its points --lms-points, else the roster's maximum grade, else the ceiling,
         else the kit's (a ceiling above the points leaves room for the bonus). Raises PolicyError
         where the two cannot both hold."""
+        mine = self.lms_points.get(lms)
         if lms == "canvas":
-            if roster is not None and self.lms_points not in (None, roster):
-                raise PolicyError(f"--lms-points {self.lms_points:g}: {said} says {roster:g}; give the "
+            if roster is not None and mine not in (None, roster):
+                raise PolicyError(f"--lms-points {mine:g}: {said} says {roster:g}; give the "
                                   "item's own points, or change them in Canvas and export the roster again")
             if roster is not None:
                 return Scale(lms, kit, roster, best, self.bonus["canvas"], None, said)
-            if self.lms_points is not None:
-                return Scale(lms, kit, self.lms_points, best, self.bonus["canvas"], None, "--lms-points")
+            if mine is not None:
+                return Scale(lms, kit, mine, best, self.bonus["canvas"], None, "--lms-points")
             return Scale(lms, kit, kit, best, self.bonus["canvas"])
         ceiling, top = (self.moodle_max, "--moodle-max") if self.moodle_max else (roster, said)
-        if self.lms_points is not None and ceiling is not None and self.lms_points > ceiling:
-            raise PolicyError(f"--lms-points {self.lms_points:g}: above the Moodle item's maximum grade "
+        if mine is not None and ceiling is not None and mine > ceiling:
+            raise PolicyError(f"--lms-points {mine:g}: above the Moodle item's maximum grade "
                               f"{ceiling:g} ({top}), which Moodle would refuse; give at most {ceiling:g}")
-        given = ((self.lms_points, "--lms-points"), (roster, said), (ceiling, top), (kit, ""))
+        given = ((mine, "--lms-points"), (roster, said), (ceiling, top), (kit, ""))
         points, where = next((value, name) for value, name in given if value is not None)
         top_grade = points if ceiling is None else ceiling
         return Scale(lms, kit, points, best, self.bonus["moodle"], top_grade, where)
@@ -152,7 +153,7 @@ def bonus_option(text: str) -> tuple[str, str]:
 
 
 def make_policy(zeros: bool, bonus: list[str], moodle_max: float | None, late_per_day: float | None,
-                late_cap: float | None, due: str | None, lms_points: float | None = None) -> Policy:
+                late_cap: float | None, due: str | None, lms_points: list[str] | None = None) -> Policy:
     """The run's policy from its options; raises PolicyError."""
     chosen = dict(DEFAULT_BONUS)
     chosen.update(bonus_option(text) for text in bonus)
@@ -169,6 +170,21 @@ def make_policy(zeros: bool, bonus: list[str], moodle_max: float | None, late_pe
         raise PolicyError("--late-cap and --due go with --late-per-day POINTS, the points a day late costs")
     if moodle_max is not None and moodle_max <= 0:
         raise PolicyError("--moodle-max: give the Moodle grade item's maximum grade, a number above 0")
-    if lms_points is not None and lms_points <= 0:
-        raise PolicyError("--lms-points: give the LMS item's points, a number above 0")
-    return Policy(zeros, chosen, moodle_max, late, lms_points)
+    points: dict[str, float] = {}
+    for text in lms_points or []:
+        points.update(points_option(text))
+    return Policy(zeros, chosen, moodle_max, late, points)
+
+
+def points_option(text: str) -> dict[str, float]:
+    """--lms-points [LMS=]POINTS: the item's points in one LMS, or in both; raises PolicyError."""
+    lms, _, value = text.rpartition("=")
+    lms = lms.strip().lower()
+    try:
+        points = float(value.replace(",", "."))
+    except ValueError:
+        points = 0.0
+    if (lms and lms not in LMS_NAMES) or not points > 0:
+        raise PolicyError(f"--lms-points {text!r}: give the LMS item's points, a number above 0, for both "
+                          "LMSs or one (e.g. --lms-points 40, --lms-points canvas=40 --lms-points moodle=10)")
+    return {lms: points} if lms else dict.fromkeys(LMS_NAMES, points)

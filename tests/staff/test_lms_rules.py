@@ -100,17 +100,22 @@ def test_a_total_is_posted_as_the_same_fraction_of_the_items_points():
     moodle = Policy().scale("moodle", 100.0, 102.0, 10.0, "the worksheet's Maximum Grade")
     assert [canvas.post(t) for t in (90.0, 92.0, 82.0, 94.73, 102.0)] == [36.0, 36.8, 32.8, 37.89, 40.8]
     assert [moodle.post(t) for t in (90.0, 92.0, 82.0, 94.73, 102.0)] == [9.0, 9.2, 8.2, 9.473, 10.0]
-    room = make_policy(False, [], 10.2, None, None, None, 10.0).scale("moodle", 100.0, 102.0, 10.2, "ws")
+    room = make_policy(False, [], 10.2, None, None, None, ["moodle=10"]).scale("moodle", 100, 102, 10.2, "ws")
     assert (room.post(102.0), room.post(90.0), room.ceiling) == (10.2, 9.0, 10.2)
     assert "posted out of 40 points (the roster's Points Possible), each × 0.4" in canvas.sentence()
     assert "a grade above 10 is capped at 10" in moodle.sentence()
-    alone = make_policy(False, [], None, None, None, None, 40.0).scale("canvas", 100.0, 102.0)
-    assert (alone.post(90.0), alone.said) == (36.0, "--lms-points")
+    both = make_policy(False, [], None, None, None, None, ["canvas=40", "moodle=10"])
+    assert (both.scale("canvas", 100.0, 102.0).post(90.0), both.scale("canvas", 100.0, 102.0).said) == \
+        (36.0, "--lms-points")
+    assert both.scale("moodle", 100.0, 102.0).post(90.0) == 9.0
+    assert make_policy(False, [], None, None, None, None, ["40"]).scale("moodle", 100, 102).post(102) == 40.0
+    with pytest.raises(PolicyError, match="--lms-points 'blackboard=4'"):
+        make_policy(False, [], None, None, None, None, ["blackboard=4"])
     with pytest.raises(PolicyError, match="--lms-points 50: the roster's Points Possible says 40"):
-        make_policy(False, [], None, None, None, None, 50.0).scale("canvas", 100.0, 102.0, 40.0,
+        make_policy(False, [], None, None, None, None, ["50"]).scale("canvas", 100.0, 102.0, 40.0,
                                                                    "the roster's Points Possible")
     with pytest.raises(PolicyError, match="above the Moodle item's maximum grade 10"):
-        make_policy(False, [], None, None, None, None, 20.0).scale("moodle", 100.0, 102.0, 10.0, "ws")
+        make_policy(False, [], None, None, None, None, ["20"]).scale("moodle", 100.0, 102.0, 10.0, "ws")
 
 
 def test_late_days_count_a_day_begun_are_capped_and_an_unknown_time_is_one_day():
