@@ -222,6 +222,8 @@ def test_a_bonus_moodle_would_skip_is_refused_before_anything_is_written(tmp_pat
     err = capsys.readouterr().err
     assert ("pre-flight: grades-moodle-worksheet.csv: line 2 (Grace_Hopper_300021): the grade 102 is above "
             "the grade item's maximum 100") in err
+    assert ("pre-flight: Moodle: totals out of 100 are posted out of 100 points (the worksheet's Maximum "
+            "Grade); the bonus is kept above 100.") in err  # the scale, in one line
     assert not (out / "grades.csv").exists() and not (out / "grades-moodle-worksheet.csv").exists()
     # Once the TA has raised the assignment's maximum grade in Moodle, and says so:
     assert bulk_run(klass, out, "--roster", str(worksheet), "--bonus", "moodle=keep", "--moodle-max",

@@ -314,7 +314,9 @@ def test_two_entries_for_one_student_are_both_graded_and_neither_counts_until_th
     assert float(grades["kim_11111"]["dual"]) == load().parts["dual"].points  # the newest upload's
     for name in ("grades-canvas.csv", "grades-moodle.csv"):
         listed = [row[0] for row in csv.reader((out / name).open(newline=""))]
-        assert "una" in listed and "jsmith" not in listed and "Ann_Lee" not in listed, name
+        # una has a row where the import finds her (Canvas finds a row by an id, which she has not)
+        assert ("una" in listed) == (name == "grades-moodle.csv"), name
+        assert "jsmith" not in listed and "Ann_Lee" not in listed, name
     failures = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
     assert sorted(f["source"] for f in failures) == ["Ann Lee", "Ann_Lee", "jsmith", "jsmith.zip"]
     assert all("none counts" in f["reason"] for f in failures)
