@@ -36,10 +36,10 @@ from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
 from ..escape import printable
 from ..questions import SecretError, make_secret, read_secret
 from ..runner import SealedReference, folder_digest, time_limit
-from . import adjustments, graders, policies, reports, roster
+from . import adjustments, graders, lmsfiles, policies, reports, roster
 from .gradebook import Entry, Gradebook, Score
 from .official import Job, Official, disk_full, entry_for, grade
-from .outcomes import CourseRecord
+from .outcomes import CourseRecord, maximum
 from .secret import DEFAULT_SECRET
 
 SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
@@ -89,9 +89,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lms.add_argument("--bonus", action="append", default=[], metavar="LMS=POLICY",
                      help="cap, scale or keep the bonus for canvas or moodle (default: canvas=keep, "
                           "moodle=cap, what each accepts)")
+    lms.add_argument("--lms-points", action="append", default=[], metavar="[LMS=]POINTS",
+                     help="the LMS item's points, which the kit's full marks are posted as, where no "
+                          "roster says them, for canvas or moodle or both (default: the roster's Points "
+                          "Possible or Maximum Grade, else the kit's)")
     lms.add_argument("--moodle-max", type=float, metavar="POINTS",
-                     help="the Moodle grade item's maximum grade (default: the worksheet's, else the points "
-                          "possible)")
+                     help="the Moodle grade item's maximum grade, above its points where it leaves room for "
+                          "the bonus (default: the worksheet's, else the item's points)")
     lms.add_argument("--late-per-day", type=float, metavar="POINTS",
                      help="points a late submission loses per day late (a day begun counts)")
     lms.add_argument("--late-cap", type=float, metavar="POINTS", help="the most points lateness costs")
@@ -354,8 +358,9 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
             return refuse(console, str(error))
     try:
         args.policy = policies.make_policy(args.zeros, args.bonus, args.moodle_max, args.late_per_day,
-                                           args.late_cap, args.due)
+                                           args.late_cap, args.due, args.lms_points)
         args.roster_read = roster.read_roster(args.roster.absolute()) if args.roster else None
+        args.lms_assignment = roster.assignment_column(args.roster_read, args.lms_assignment)
     except (policies.PolicyError, roster.RosterError) as error:
         return refuse(console, str(error))
     if (args.adjustments or args.extensions) and args.nbgrader_db:
@@ -372,7 +377,9 @@ def checked_run(args: argparse.Namespace, console: Console, state: RunState) -> 
     try:
         grading = load()
         submissions = intake.collect(args.submissions, ignore=out, assignment=args.assignment)
-    except (ConfigError, intake.IntakeError) as error:
+        lmsfiles.scales_of(args.policy, args.roster_read, args.lms_assignment, maximum(grading),
+                           sum(part.points for part in grading.parts.values()))  # refused before any grading
+    except (ConfigError, intake.IntakeError, policies.PolicyError) as error:
         return refuse(console, str(error))
     if problem := sandbox.exposed(args.submissions, "the class folder"):  # a student reads another's
         return refuse(console, problem)
@@ -539,6 +546,8 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
                                     args.roster_read, args.by_hand)
         kept_by_hand(out, args.by_hand, console)
     except reports.PreflightError as error:
+        for line in error.scale:
+            say(console, f"pre-flight: {line}")
         for problem in error.problems:
             say(console, f"pre-flight: {problem}", style="red")
         return refuse(console, f"{error}, so no report was written (every grade is in the gradebook): fix "
@@ -552,6 +561,8 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         say(console, reports.collision(student, mine, grading), style="yellow")
     for line in outcome.lines + (args.by_hand.lines() if args.by_hand else []):
         say(console, line, style="yellow")
+    for line in outcome.scale:
+        say(console, line)
     failed = sum(e.status == "failed" for e in entries)
     held = " (held back: no grade in the LMS files)" if failed and not args.zeros else ""
     without = ""

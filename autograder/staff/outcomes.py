@@ -76,6 +76,7 @@ class Outcome:
     roster: Roster | None = None
     joined: Join | None = None
     lines: list[str] = field(default_factory=list)  # what the console says of them
+    scale: list[str] = field(default_factory=list)  # each LMS's scale and the Canvas assignment, a line each
 
 
 def points(entry: Entry, grading: Grading) -> dict[str, float]:
@@ -160,21 +161,27 @@ def console_lines(outcome: Outcome) -> list[str]:
     return lines
 
 
-def summary_section(outcome: Outcome, best: float) -> list[str]:
-    """The summary's account of what went to the LMSs: the files, the bonus and late policies,
-    who is held back or zeroed and why, and the roster's students no entry joined, and back."""
+def counted(count: int, noun: str) -> str:
+    """`1 row`, `4 rows`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def summary_section(outcome: Outcome) -> list[str]:
+    """The summary's account of what went to the LMSs: each file's rows, the scale and the bonus
+    and late policies, who is held back or zeroed and why, and the roster's students no entry
+    joined, and back."""
     body = ["<h2>Grades for the LMS</h2>"]
     for name, table in outcome.files.tables.items():
-        left = len(table.left_out)
-        body.append(f"<p>{escape(name)}: {len(table.students) - (1 if name == 'grades-canvas.csv' else 0)} "
-                    f"students with a grade{f', {left} left out (below)' if left else ''}.</p>")
+        rows = len(table.students) - (1 if name == "grades-canvas.csv" else 0)  # its Points Possible row
+        left = f"; {len(table.left_out)} of them left out (below)" if table.left_out else ""
+        body.append(f"<p>{escape(name)}: {counted(rows, 'row')}, one per student with a grade, of "
+                    f"{escape(table.covers)}{left}.</p>")
     for name, members in outcome.files.zips.items():
         if members:
-            body.append(f"<p>{escape(name)}: feedback for {len(members)} students.</p>")
-    bonus = [outcome.policy.bonus_sentence(lms, outcome.files.maxima[lms], best)
-             for lms in ("canvas", "moodle") if lms in outcome.files.maxima]
-    if bonus:
-        body.append("<p>Bonus: " + " ".join(escape(sentence) for sentence in bonus) + "</p>")
+            body.append(f"<p>{escape(name)}: {counted(len(members), 'feedback file')}, one per student with "
+                        "a row in the grades file beside it that came from that LMS's download.</p>")
+    if outcome.scale:
+        body.append("<p>Scale: " + " ".join(escape(line) for line in outcome.scale) + "</p>")
     late = outcome.policy.late
     if late is None:
         body.append("<p>Late: no late policy; the <code>late</code> column says who the LMS marks late.</p>")

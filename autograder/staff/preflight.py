@@ -15,11 +15,11 @@ from pathlib import PurePosixPath
 
 from ..intake.lms import CANVAS_FILE
 from .lmsfiles import CANVAS_POINTS, LmsFiles, Sheet
+from .roster import PARTICIPANT_CELL, WorksheetWords
 
 # GradebookImporter's decimal_comma_to_period converter takes a cell as a number when it matches.
 CANVAS_NUMBER = re.compile(r"^-?[0-9.,]+%?$")
 MOODLE_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")  # what unformat_float reads with a `.` decimal point
-PARTICIPANT = re.compile(r"^Participant (\d+)$")  # get_string('hiddenuser', 'assign') and the id
 
 
 def check(files: LmsFiles) -> list[str]:
@@ -28,11 +28,12 @@ def check(files: LmsFiles) -> list[str]:
     for name, table in files.tables.items():
         problems += [f"{name}: {problem}" for problem in common(table)]
         if name == "grades-canvas.csv":
-            problems += [f"{name}: {problem}" for problem in canvas(table, files.maxima["canvas"])]
+            problems += [f"{name}: {problem}" for problem in canvas(table)]
         elif name == "grades-moodle-worksheet.csv":
-            problems += [f"{name}: {problem}" for problem in worksheet(table, files.maxima["moodle"])]
+            problems += [f"{name}: {problem}" for problem in worksheet(table, files.scales["moodle"].ceiling,
+                                                                       files.words)]
         elif name == "grades-moodle.csv":
-            problems += [f"{name}: {problem}" for problem in gradebook(table, files.maxima["moodle"])]
+            problems += [f"{name}: {problem}" for problem in gradebook(table, files.scales["moodle"].ceiling)]
     if "feedback-canvas.zip" in files.zips:
         problems += [f"feedback-canvas.zip: {p}" for p in canvas_feedback(files)]
     if "feedback-moodle.zip" in files.zips:
@@ -73,12 +74,13 @@ def common(table: Sheet) -> list[str]:
     return problems
 
 
-def canvas(table: Sheet, maximum: float) -> list[str]:
+def canvas(table: Sheet) -> list[str]:
     """canvas-lms's GradebookImporter: the header (#row_has_student_headers?: `Student` in the
     first column, `ID` in the second; #update_column_count: SIS User ID and SIS Login ID, then
     `Section` last), the "Points Possible" row (#check_for_non_student_row), a student
-    found by the ID, the SIS ids or the name (#process_student), each once, and a grade that
-    its converter reads as a number (extra credit above the points possible is taken)."""
+    found by the ID or the SIS ids (#process_student; a row with none is found by its name, as
+    the first student of that name, so a row must have one), each once, and a grade that its
+    converter reads as a number (extra credit above the points possible is taken)."""
     problems = []
     header = table.header
     if not (len(header) > 3 and "Student" in header[0] and "ID" in header[1] and "Section" in header[4]):
@@ -94,10 +96,10 @@ def canvas(table: Sheet, maximum: float) -> list[str]:
                             "that row")
         if user_id and not user_id.isdigit():
             problems.append(f"line {number} ({student}): ID {user_id!r} is not a Canvas user id (digits)")
-        key = user_id or sis_id or login or name
+        key = user_id or sis_id or login
         if not key or key.startswith("'"):
-            problems.append(f"line {number} ({student}): no ID, SIS id or name Canvas can find the "
-                            "student by")
+            problems.append(f"line {number} ({student}): no ID or SIS id, so Canvas would post the grade to "
+                            "the first student of the row's name")
         elif key in seen:
             problems.append(f"lines {seen[key]} and {number}: one student twice ({key})")
         seen[key] = number
@@ -107,27 +109,30 @@ def canvas(table: Sheet, maximum: float) -> list[str]:
     return problems
 
 
-def worksheet(table: Sheet, maximum: float) -> list[str]:
+def worksheet(table: Sheet, maximum: float, words: WorksheetWords) -> list[str]:
     """Moodle's assignfeedback_offline: the columns Identifier, Grade and Last modified (grade)
-    by their exact names (grade_importer::init), a feedback column that is not the first
-    (#next skips index 0), `Participant <id>` (#next strips the prefix), a grade from 0 to the
+    by their exact names in the importing user's language (grade_importer::init), a feedback
+    column that is not the first (#next skips index 0), the participant prefix in that language
+    then the id (#next strips as many characters as the prefix has), a grade from 0 to the
     assignment's maximum grade (process_import_grades skips one out of range), and a time that
-    PHP's strtotime reads (one before the grade's last change in Moodle is skipped)."""
+    PHP's strtotime reads (a grade Moodle changed more than a minute after it is skipped)."""
     problems = []
-    for name in ("Identifier", "Grade", "Last modified (grade)"):
+    names = {role: words.header[role] for role in ("Identifier", "Grade", "Last modified (grade)")}
+    for name in names.values():
         if name not in table.header:
             problems.append(f"no column {name!r}, which Moodle needs by that exact name")
-    if table.header and table.header[0] == "Feedback comments":
+    if table.header and table.header[0] == words.header["Feedback comments"]:
         problems.append("the Feedback comments column may not be the first, which Moodle skips")
-    at = {name: table.header.index(name) for name in ("Identifier", "Grade", "Last modified (grade)")
-          if name in table.header}
+    at = {role: table.header.index(name) for role, name in names.items() if name in table.header}
     if len(at) < 3:
         return problems
     seen: dict[str, int] = {}
     for number, (row, student) in enumerate(zip(table.rows, table.students), 2):
         identifier = row[at["Identifier"]]
-        if not PARTICIPANT.match(identifier):
-            problems.append(f"line {number} ({student}): Identifier {identifier!r} is not 'Participant <id>'")
+        found = PARTICIPANT_CELL.match(identifier)
+        if found is None or found[1] != words.prefix:
+            problems.append(f"line {number} ({student}): Identifier {identifier!r} is not "
+                            f"'{words.prefix}<id>', as the roster's worksheet writes it")
         elif identifier in seen:
             problems.append(f"lines {seen[identifier]} and {number}: {identifier} twice")
         seen[identifier] = number
@@ -146,25 +151,29 @@ def grade_problems(grade: str, maximum: float, where: str, consequence: str) -> 
         return [f"{where}: the grade {grade!r} is not a number"]
     if not 0 <= float(grade) <= maximum:
         return [f"{where}: the grade {grade} is above the grade item's maximum {maximum:g}, and "
-                f"{consequence}: use --bonus moodle=cap or moodle=scale, or raise the assignment's maximum "
-                f"grade in Moodle to {grade} and give --moodle-max {grade}"]
+                f"{consequence}: use --bonus moodle=cap or moodle=scale, or raise the item's maximum grade "
+                f"in Moodle to {grade} and give --moodle-max {grade} with --lms-points (the item's points)"]
     return []
 
 
 def gradebook(table: Sheet, maximum: float) -> list[str]:
-    """Moodle's grade/import/csv (gradeimport_csv_load_data): every row names a user (a row
-    whose user is blank or unknown stops the whole import: usermappingerrorusernotfound), and a
-    grade that unformat_float reads and that is at most the grade item's maximum (above the
-    site's grade point maximum the import stops: gradevaluetoobig; above the item's, Moodle
-    lowers it to the maximum)."""
+    """Moodle's grade/import/csv (gradeimport_csv_load_data): a row's user is the last non-empty
+    value of the column it is mapped by (map_user_data_with_value sets it only from a non-empty
+    cell and never resets it: a row with a blank one is posted to the user of the row above, and
+    a blank first row stops the whole import: usermappingerrorusernotfound), so every identifier
+    column is filled in every row; and a grade that unformat_float reads and that is at most the
+    grade item's maximum (above the site's grade point maximum the import stops:
+    gradevaluetoobig; above the item's, Moodle lowers it to the maximum)."""
     problems = []
     identifiers = [i for i, name in enumerate(table.header)
                    if name in ("Student", "Email address", "ID number")]
     grade_at = len(identifiers)
     for number, (row, student) in enumerate(zip(table.rows, table.students), 2):
-        if not any(row[i] for i in identifiers):
-            problems.append(f"line {number} ({student}): no identifier, and Moodle stops the whole "
-                            "import there")
+        for i in identifiers:
+            if not row[i].strip():
+                above = f"the user of line {number - 1}" if number > 2 else "no one: Moodle stops the import"
+                problems.append(f"line {number} ({student}): no {table.header[i]}; mapped by it, Moodle "
+                                f"posts this row's grade to {above}")
         problems += grade_problems(row[grade_at], maximum, f"line {number} ({student})",
                                    "Moodle lowers it to the maximum or stops the import")
     return problems
@@ -192,7 +201,7 @@ def moodle_feedback(files: LmsFiles) -> list[str]:
     fourth (assignsubmission_file), holding files whose names start with neither `.` nor `~`."""
     problems = []
     rows = files.tables["grades-moodle-worksheet.csv"].rows
-    participants = {row[0].removeprefix("Participant ") for row in rows}
+    participants = {found[2] for row in rows if (found := PARTICIPANT_CELL.match(row[0]))}
     for name in files.zips["feedback-moodle.zip"]:
         path = PurePosixPath(name)
         info = path.parts[0].split("_", 4)

@@ -2,21 +2,21 @@
 
 `write_all` writes grades.csv, the Canvas and Moodle import files, feedback/<student>.md and
 .html, summary.html (its plots inside it) and failures.jsonl (README.md, "For TAs"). Feedback
-never shows a hidden part's checks nor a line of the suites' code; whatever a submission named
-or printed is escaped for where it goes (escape.py); every file is written whole, then put in
+carries each message as `pytest autograder` prints it (a check's message never quotes the
+suites' code: conftest.crashed), never a hidden part's checks; whatever a submission named or
+printed is escaped for where it goes (escape.py); every file is written whole, then put in
 place, so an interrupted run leaves the last complete reports or the new ones.
 """
 
 from __future__ import annotations
 
-import ast
 import csv
 import io
 import json
+import re
 import shutil
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from functools import cache
 from pathlib import Path
 
 from .. import graphs
@@ -38,22 +38,23 @@ from .outcomes import (
     summary_section,
 )
 from .pages import inline, number, page, put, put_zip, table
-from .policies import Policy
+from .policies import Policy, Scale
 from .roster import Roster
 from .summary import write_summary
 
-SUITES = Path(__file__).parent.parent / "suites"
-PLUGIN = Path(__file__).parent.parent / "conftest.py"
-MIN_CODE_LINE = 8  # shorter lines (`)`, `else:`) say nothing about a suite
+WIDTH = 88  # what checks.py and graphs.py fill a message's sentences to
+MIN_WIDTH = 60  # below this, a line is short because it ends, not because the next word would not fit
+LABEL = re.compile(r"^[A-Z][\w ()\[\]-]{0,40}: ")  # `Came out: `, `Likely cause [id]: `: a line of its own
 LMS_COLUMN = "Autograd engines"  # the import files' grade column, unless the TA names the assignment
 
 
 class PreflightError(Exception):
     """An LMS file would break its LMS's rules; `problems` says each, and nothing was written."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], scale: list[str]) -> None:
         super().__init__(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in the LMS files")
         self.problems = problems
+        self.scale = scale  # the scale of each LMS, in one line each
 
 
 def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str = LMS_COLUMN,
@@ -72,16 +73,18 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
                      lambda student, mine: collision(student, mine, grading))
     names = feedback_names(counted, several)
     by_source = {e.source: e for e in entries}
+    best = sum(part.points for part in grading.parts.values())
+    scales = lmsfiles.scales_of(policy, roster, lms_column, maximum(grading), best)
     for target in outcome.targets:
         if target.entry is not None and target.total is not None:
             target.feedback = feedback_html(by_source[target.entry.source], grading)
-            target.summary = comments_of(target, grading)
-    best = sum(part.points for part in grading.parts.values())
-    outcome.files = lmsfiles.build(outcome.targets, policy, roster, lms_column, maximum(grading), best,
+            target.summary = comments_of(target, grading, scales.get("moodle"))
+    outcome.files = lmsfiles.build(outcome.targets, scales, roster, lms_column,
                                    datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    outcome.scale = lmsfiles.scale_lines(outcome.files, lms_column, roster)
     problems = preflight.check(outcome.files)
     if problems:
-        raise PreflightError(problems)
+        raise PreflightError(problems, outcome.scale)
     outcome.lines = console_lines(outcome)
     write_csv(out / "grades.csv", outcome.grades, several, grading, penalties=record is not None or
               policy.late is not None, outcome=outcome,
@@ -106,18 +109,21 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
     write_failures(out / "failures.jsonl", entries, several, grading)
     stats = {student: entry for student, entry in counted.items() if student in outcome.grades}
     write_summary(out, stats, entries, several, grading, names, nbgrader=record is not None,
-                  lms=summary_section(outcome, best) + (by_hand.summary(outcome.grades) if by_hand else []))
+                  lms=summary_section(outcome) + (by_hand.summary(outcome.grades) if by_hand else []))
     return outcome
 
 
-def comments_of(target: Target, grading: Grading) -> str:
-    """The short form of a student's feedback, for Moodle's Feedback comments column."""
+def comments_of(target: Target, grading: Grading, scale: Scale | None) -> str:
+    """The short form of a student's feedback, for Moodle's Feedback comments column, with the
+    grade on the item's scale where it is not the kit's."""
     entry = target.entry
     lost = [(grading.parts[s.part].title, s.points, s.max) for s in entry.scores
             if s.part in grading.parts and not passed(s) and grading.parts[s.part].visibility != "hidden"]
     late = [f"Late: {target.late_how}."] if target.late_how else []
     note = " ".join([*late, *adjustments.said(entry)])
-    return lmsfiles.comments(target.total, maximum(grading), lost, note)
+    posted = "" if scale is None or scale.points == scale.kit else \
+        f"{number(scale.post(target.total))} / {number(scale.points)} in this assignment"
+    return lmsfiles.comments(target.total, maximum(grading), lost, note, posted)
 
 
 def by_student(entries: list[Entry]) -> tuple[dict[str, Entry], dict[str, list[Entry]]]:
@@ -208,32 +214,6 @@ def write_failures(path: Path, entries: list[Entry], several: dict[str, list[Ent
 
 # -- feedback ------------------------------------------------------------------------------------
 
-@cache
-def suite_code() -> frozenset[str]:
-    """Every line of the suites' and the plugin's code, docstrings left out (they describe the
-    situation a check sets up, and students are meant to read them)."""
-    lines = set()
-    for path in [PLUGIN, *sorted(SUITES.glob("*.py"))]:
-        source = path.read_text(encoding="utf-8")
-        docstrings = set()
-        for node in ast.walk(ast.parse(source)):
-            body = getattr(node, "body", None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                docstrings |= set(range(body[0].lineno, body[0].end_lineno + 1))
-        for number_, line in enumerate(source.splitlines(), 1):
-            if number_ not in docstrings and len(line.strip()) >= MIN_CODE_LINE:
-                lines.add(line.strip())
-    return frozenset(lines)
-
-
-def shown(messages: str) -> str:
-    """A part's messages without any line quoted from the suites' code."""
-    code = suite_code()
-    return "\n".join(line for line in messages.splitlines()
-                     if line.lstrip("> ").strip() not in code and line.strip() not in code)
-
-
 def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(heading, messages, likely causes) for each part that lost points, a cause being the
     catalogue's title for it (Markdown of the kit's own) and its id; none for a submission
@@ -250,7 +230,7 @@ def sections(entry: Entry, grading: Grading) -> list[tuple[str, str, list[tuple[
             found.append((heading, "The checks of this part are hidden.", []))
             continue
         causes = [(CATALOGUE[m].title if m in CATALOGUE else "", m) for m in score.misconceptions]
-        found.append((heading, shown(score.messages), causes))
+        found.append((heading, score.messages, causes))
     return found
 
 
@@ -279,17 +259,30 @@ def verbatim(messages: str) -> str:
     return "\n".join(printable(line, keep="\t") for line in messages.splitlines())
 
 
+def held_back(entry: Entry) -> str:
+    """What a student whose submission could not be graded should do next, in one sentence."""
+    if entry.fault:
+        return ("This is the grader's doing, not yours: the course grades it again, and you need do "
+                "nothing.")
+    return ("No score was given (it is not a zero): check your files with `pytest autograder` in the "
+            "kit, then hand in value.py, tensor.py and dual.py again, as a folder or a zip; if it "
+            "still cannot be graded, ask your course staff.")
+
+
 def feedback_markdown(entry: Entry, grading: Grading) -> str:
-    """feedback/<student>.md: the score table, the notes on the files, the lost points' messages."""
+    """feedback/<student>.md: the score table, the notes on the files, the lost points' messages;
+    for a submission that could not be graded, why and what to do instead of a score table."""
     lines = [f"# Feedback for {markdown(entry.student)}", "",
              f"Submission {markdown(entry.source)} ({markdown(entry.format)}), graded "
              f"{markdown(entry.graded_at)}.", ""]
     if entry.status == "failed":
-        lines += [f"**This submission could not be graded:** {markdown(entry.reason)}", ""]
-    lines += [line for said in adjustments.said(entry) for line in (markdown(said, starts_line=True), "")]
-    lines += ["| part | | points |", "| --- | --- | ---: |"]
-    lines += ["| " + " | ".join(markdown(cell, starts_line=False) for cell in row) + " |"
-              for row in score_rows(entry, grading)]
+        lines += [f"**This submission could not be graded:** {markdown(entry.reason)}", "",
+                  markdown(held_back(entry))]
+    else:
+        lines += [line for said in adjustments.said(entry) for line in (markdown(said, starts_line=True), "")]
+        lines += ["| part | | points |", "| --- | --- | ---: |"]
+        lines += ["| " + " | ".join(markdown(cell, starts_line=False) for cell in row) + " |"
+                  for row in score_rows(entry, grading)]
     if entry.notes:
         lines += ["", "## Your files", ""] + [f"- {markdown(note, starts_line=True)}" for note in entry.notes]
     for heading, messages, causes in sections(entry, grading):
@@ -327,6 +320,25 @@ def graph_table(block: graphs.Table, as_markdown: bool) -> str:
     return f"<table><tr>{head}</tr>\n{body}</table>"
 
 
+def wrapped_here(line: str, after: str, width: int) -> bool:
+    """Did textwrap break `line` before `after` (the next word would not fit `width`), rather than
+    the message ending a line there (a label such as `Expected:` starts its own)?"""
+    if LABEL.match(after) or len(line) > width:
+        return False
+    return len(line) + 1 + len(after.split(" ", 1)[0]) > width
+
+
+def unwrapped(paragraph: list[str]) -> str:
+    """A paragraph's lines as HTML, joined where the text was only filled to a width (the
+    browser wraps those), with <br> where a line ends on purpose. The width is the paragraph's
+    own longest line up to WIDTH, never below MIN_WIDTH (a suite's docstring fills narrower)."""
+    width = max(MIN_WIDTH, max((len(line) for line in paragraph if len(line) <= WIDTH), default=0))
+    html_text = inline(paragraph[0])
+    for line, after in zip(paragraph, paragraph[1:]):
+        html_text += (" " if wrapped_here(line, after, width) else "<br>\n") + inline(after)
+    return html_text
+
+
 def message_html(messages: str) -> str:
     """A part's messages as HTML: paragraphs, each snippet (its lines indented, blank lines
     between them included) as one code block, and `code` as <code>."""
@@ -336,7 +348,7 @@ def message_html(messages: str) -> str:
 
     def flush() -> None:
         if paragraph:
-            blocks.append("<p>" + "<br>\n".join(inline(line) for line in paragraph) + "</p>")
+            blocks.append("<p>" + unwrapped(paragraph) + "</p>")
             paragraph.clear()
         while snippet and not snippet[-1]:
             snippet.pop()
@@ -363,15 +375,18 @@ def message_html(messages: str) -> str:
 
 
 def feedback_html(entry: Entry, grading: Grading) -> str:
-    """feedback/<student>.html: what feedback_markdown holds, as HTML."""
+    """feedback/<student>.html: what feedback_markdown holds, as HTML, each sentence wrapped where
+    the browser wraps it."""
     parts = [f"<h1>Feedback for {html(entry.student)}</h1>",
              f"<p>Submission <code>{html(entry.source)}</code> ({html(entry.format)}), "
              f"graded {html(entry.graded_at)}.</p>"]
     if entry.status == "failed":
-        parts.append(f"<p class='bad'><b>This submission could not be graded:</b> {html(entry.reason)}</p>")
-    parts += [f"<p>{html(said)}</p>" for said in adjustments.said(entry)]
-    rows = [[html(cell) for cell in row] for row in score_rows(entry, grading)]
-    parts.append(table(["part", "", "points"], rows, numeric=(2,)))
+        parts.append(f"<p class='bad'><b>This submission could not be graded:</b> {html(entry.reason)}</p>"
+                     f"<p>{inline(held_back(entry))}</p>")
+    else:
+        parts += [f"<p>{html(said)}</p>" for said in adjustments.said(entry)]
+        rows = [[html(cell) for cell in row] for row in score_rows(entry, grading)]
+        parts.append(table(["part", "", "points"], rows, numeric=(2,)))
     if entry.notes:
         parts.append("<h2>Your files</h2><ul>" + "".join(f"<li>{html(note)}</li>" for note in entry.notes)
                      + "</ul>")

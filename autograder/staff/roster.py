@@ -24,8 +24,40 @@ from ..submission import UnreadableFile, read_regular
 from .gradebook import Entry
 
 MAX_ROSTER_BYTES = 20 * 1024 * 1024
+ASSIGNMENT_HEADING = re.compile(r"^(.*)\s\((\d+)\)$")  # canvas-lms Assignment.title_and_id
 CANVAS_FORMULA = re.compile(r'^="(.*)"$')  # GradebookExporter#student_name quotes a name starting with =
 MOODLE_TIME = "%A, %d %B %Y, %I:%M %p"  # Moodle's strftimedatetime, as its worksheet writes times
+# A grading worksheet's columns are Moodle's strings in the downloading user's language, and its
+# importer finds them by the importing user's (assignfeedback_offline_grade_importer::init:
+# get_string('recordid', 'assign'), get_string('grade'), get_string('lastmodifiedgrade', 'assign')).
+# The names of the languages the kit knows, from Moodle's language packs; the Identifier is
+# always the first column and the Full name the second (mod_assign's grading table).
+WORKSHEET_NAMES = {
+    "Grade": ("Grade", "Note", "Calificación"),
+    "Last modified (grade)": ("Last modified (grade)", "Dernière modification (note)",
+                              "Última modificación (calificación)"),
+    "Maximum Grade": ("Maximum Grade", "Maximum grade", "Note maximale", "Calificación máxima"),
+    "Feedback comments": ("Feedback comments",),
+    "Email address": ("Email address",),
+    "Status": ("Status",),
+    "Last modified (submission)": ("Last modified (submission)", "Dernière modification (travail remis)"),
+}
+WORKSHEET_IDENTIFIERS = ("Identifier", "Identifiant", "Identificador")
+PARTICIPANT_CELL = re.compile(r"^(\D*?)(\d+)$")  # get_string('hiddenuser', 'assign'), then the id
+
+
+@dataclass(frozen=True)
+class WorksheetWords:
+    """A Moodle grading worksheet's column names and participant prefix, in the language of the
+    user who downloaded it: what a worksheet written for that user's upload must say."""
+
+    header: dict[str, str]  # each column's English name -> its name in the worksheet
+    prefix: str  # "Participant " in English, "Participante" in Spanish
+
+
+WORKSHEET_ENGLISH = WorksheetWords({name: name for name in (
+    "Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Feedback comments")},
+    "Participant ")
 
 
 class RosterError(Exception):
@@ -66,6 +98,8 @@ class Roster:
     people: list[Person]
     maximum: float | None = None  # what the LMS takes as the assignment's points, where it says
     points: dict[str, float] = field(default_factory=dict)  # Canvas: each assignment column's points
+    worksheet: WorksheetWords | None = None  # a Moodle worksheet's language
+    assignments: list[str] = field(default_factory=list)  # Canvas: the assignment columns' headings
 
     def maximum_for(self, column: str) -> float | None:
         """The points of the assignment a grade column fills in, where the roster says."""
@@ -138,7 +172,28 @@ def canvas_export(path: Path, header: list[str], rows: list[list[str]]) -> Roste
         people.append(Person("canvas", formula[1] if formula else name, line, lms_id=cell(row, ids["ID"]),
                              sis_id=cell(row, ids["SIS User ID"]), login=cell(row, ids["SIS Login ID"]),
                              section=cell(row, ids["Section"])))
-    return Roster(path, "canvas", "canvas export", people, points=points)
+    assignments = [h.strip() for h in header if ASSIGNMENT_HEADING.match(h.strip())]
+    return Roster(path, "canvas", "canvas export", people, points=points, assignments=assignments)
+
+
+def assignment_column(roster: Roster | None, title: str) -> str:
+    """The heading of the grade column: with a Canvas roster, the roster's assignment column that
+    `title` names, by its whole heading or by its title alone (Canvas fills in the column
+    `<title> (<id>)` by the id, and creates a new assignment for a heading that names none:
+    GradebookImporter#parse_assignments); raises RosterError listing the candidates. Without a
+    Canvas roster, `title` as it is."""
+    if roster is None or roster.lms != "canvas":
+        return title
+    if title in roster.assignments:
+        return title
+    named = [h for h in roster.assignments if (m := ASSIGNMENT_HEADING.match(h)) and m[1] == title.strip()]
+    if len(named) == 1:
+        return named[0]
+    listed = "; ".join(repr(h) for h in (named or roster.assignments)) or "none"
+    why = f"{len(named)} assignments of the roster have that title" if named else \
+        "no assignment column of the roster has that heading or title (Canvas would create a new assignment)"
+    raise RosterError(f"--lms-assignment {title!r}: {why} ({roster.path}); give --lms-assignment one of: "
+                      f"{listed}")
 
 
 def points_possible(header: list[str], row: list[str]) -> dict[str, float]:
@@ -146,29 +201,43 @@ def points_possible(header: list[str], row: list[str]) -> dict[str, float]:
     "Points Possible" row."""
     points = {}
     for heading, value in zip(header, row):
-        if re.search(r"\(\d+\)$", heading.strip()):
+        if ASSIGNMENT_HEADING.match(heading.strip()):
             with contextlib.suppress(ValueError):
                 points[heading.strip()] = float(value.replace(",", "."))
     return points
 
 
 def moodle_worksheet(path: Path, header: list[str], rows: list[list[str]]) -> Roster:
-    """A Moodle assignment's grading worksheet (Download grading worksheet)."""
-    at = {name: column(header, name) for name in ("Identifier", "Full name", "Email address", "Status",
-                                                  "Maximum Grade", "Last modified (submission)")}
-    people, maximum = [], None
+    """A Moodle assignment's grading worksheet (Download grading worksheet), in any language the
+    kit knows the columns of (WORKSHEET_NAMES); raises RosterError for another."""
+    at = {role: next((header.index(name) for name in names if name in header), None)
+          for role, names in WORKSHEET_NAMES.items()}
+    missing = [role for role in ("Grade", "Last modified (grade)") if at[role] is None]
+    if missing:
+        raise RosterError(f"--roster {path}: a grading worksheet whose columns {' and '.join(missing)} are "
+                          "in a language the kit does not know (English, French, Spanish); download it with "
+                          "your Moodle language set to English, and upload the kit's worksheet the same way")
+    people, maximum, prefixes = [], None, set()
     for line, row in enumerate(rows, 2):
-        identifier = cell(row, at["Identifier"])
-        if not identifier.startswith("Participant "):
+        identifier = PARTICIPANT_CELL.match(cell(row, 0))
+        if identifier is None:
             continue
-        people.append(Person("moodle", cell(row, at["Full name"]), line,
-                             lms_id=identifier.removeprefix("Participant ").strip(),
+        prefixes.add(identifier[1])
+        people.append(Person("moodle", cell(row, 1), line, lms_id=identifier[2],
                              email=cell(row, at["Email address"]),
                              submitted_at=moodle_time(cell(row, at["Last modified (submission)"])),
                              late=bool(re.search(r"\blate\b", cell(row, at["Status"]), re.IGNORECASE))))
         with contextlib.suppress(ValueError):
             maximum = float(cell(row, at["Maximum Grade"]).replace(",", "."))
-    return Roster(path, "moodle", "moodle worksheet", people, maximum)
+    if len(prefixes) > 1:
+        listed = ", ".join(sorted(map(repr, prefixes)))
+        raise RosterError(f"--roster {path}: its Identifier column holds {len(prefixes)} different prefixes "
+                          f"({listed}); download the worksheet from Moodle again")
+    names = {"Identifier": header[0], "Full name": header[1]}
+    names.update({role: header[index] for role, index in at.items() if index is not None})
+    words = WorksheetWords({role: names.get(role, role) for role in WORKSHEET_ENGLISH.header},
+                           prefixes.pop() if prefixes else WORKSHEET_ENGLISH.prefix)
+    return Roster(path, "moodle", "moodle worksheet", people, maximum, worksheet=words)
 
 
 def moodle_time(text: str) -> str:
@@ -204,7 +273,7 @@ def classroom_roster(path: Path, header: list[str], rows: list[list[str]]) -> Ro
 READERS = [
     (lambda h: len(h) > 3 and ("Student" in h[0] and "ID" in h[1] or h[:2] == ["LastName", "FirstName"]),
      canvas_export),
-    (lambda h: "Identifier" in h and "Full name" in h, moodle_worksheet),
+    (lambda h: len(h) > 2 and h[0] in WORKSHEET_IDENTIFIERS, moodle_worksheet),
     (lambda h: "First name" in h and ("Last name" in h or "Surname" in h), moodle_grades),
     (lambda h: "github_username" in h, classroom_roster),
 ]

@@ -9,13 +9,20 @@ grading worksheet download and its gradebook export).
 """
 
 import csv
+import html
 import json
+import math
 import re
+import subprocess
+import sys
+import zipfile
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from staff.test_bulk import DUAL, bulk_run, entries_of, outdir
+from support import KIT
+from support.corpus import BUGS, build
 from support.lms import (
     canvas_import,
     canvas_reupload,
@@ -88,7 +95,11 @@ def test_the_canvas_file_is_read_by_canvas_rules_into_the_assignment_its_export_
     assert ids == {"12345": "smithjane_12345", "23456": "doejohn_23456"}  # the user ids the download gave
     assert set(ids) <= {row[1] for row in exported[2:]}
     expected = totals(graded)
-    assert {row[0]: float(row[5]) for row in students} == expected
+    # Only the rows Canvas finds by an id: one with a name alone goes to the first student of the name.
+    assert {row[0]: float(row[5]) for row in students} == {s: expected[s] for s in ids.values()}
+    summary = (graded / "summary.html").read_text(encoding="utf-8")
+    for student in set(expected) - set(ids.values()):
+        assert f"<td>{student}</td><td>not in grades-canvas.csv</td><td>no Canvas id" in summary
 
 
 def test_the_moodle_worksheet_finds_each_participant_as_moodle_does(graded):
@@ -211,9 +222,114 @@ def test_a_bonus_moodle_would_skip_is_refused_before_anything_is_written(tmp_pat
     err = capsys.readouterr().err
     assert ("pre-flight: grades-moodle-worksheet.csv: line 2 (Grace_Hopper_300021): the grade 102 is above "
             "the grade item's maximum 100") in err
+    assert ("pre-flight: Moodle: totals out of 100 are posted out of 100 points (the worksheet's Maximum "
+            "Grade); the bonus is kept above 100.") in err  # the scale, in one line
     assert not (out / "grades.csv").exists() and not (out / "grades-moodle-worksheet.csv").exists()
     # Once the TA has raised the assignment's maximum grade in Moodle, and says so:
     assert bulk_run(klass, out, "--roster", str(worksheet), "--bonus", "moodle=keep", "--moodle-max",
                     "102") == 0
     header, *rows = table(out / "grades-moodle-worksheet.csv")
     assert rows[0][header.index("Grade")] == "102"
+
+
+# -- every snippet of every feedback file runs, pasted where the student's files are -------------------
+
+ONE_BUG = ("mul-assigns-instead-of-adding", "tanh-derivative-of-input", "relu-gate-on-the-wrong-side",
+           "quotient-rule-sign", "backward-clears-first", "zero-grad-on-self-only",
+           "unbroadcast-keeps-leading-axes", "dual-default-derivative-one")
+REPRODUCE = "To reproduce"
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def pairs_in_markdown(text: str) -> list[tuple[str, str]]:
+    """Each snippet of a Markdown feedback file (the indented lines after "To reproduce") and the
+    "Came out" line after it."""
+    found, lines = [], text.splitlines()
+    for at, line in enumerate(lines):
+        if not line.startswith(REPRODUCE):
+            continue
+        end = at + 1
+        while end < len(lines) and (lines[end].startswith("    ") or not lines[end].strip()):
+            end += 1
+        snippet = "\n".join(line[4:] for line in lines[at + 1:end]).strip("\n")
+        came = next((line for line in lines[end:] if line.startswith("Came out:")), "")
+        found.append((snippet, came))
+    return found
+
+
+def pairs_in_html(text: str) -> list[tuple[str, str]]:
+    """Each snippet of an HTML feedback file (its <pre><code> after "To reproduce") and the
+    "Came out" line after it."""
+    found = []
+    for match in re.finditer(r"To reproduce[^<]*</p>\s*<pre><code>(.*?)</code></pre>(.*?)(?=To reproduce|\Z)",
+                             text, re.DOTALL):
+        came = re.search(r"Came out: (.*?)(?:<br>|</p>)", match[2], re.DOTALL)
+        found.append((html.unescape(match[1]), "Came out: " + html.unescape(came[1]) if came else ""))
+    return found
+
+
+def prints_what_came_out(ran: subprocess.CompletedProcess, came: str) -> bool:
+    """Does a snippet's run show what "Came out" says: the exception it raised, or each number it
+    states (to the digits stated), or its text where it states none?"""
+    said = came.removeprefix("Came out:").strip()
+    if said.startswith("raised "):
+        return ran.returncode != 0 and said.removeprefix("raised ") in ran.stderr
+    output = ran.stdout
+    if ran.returncode != 0:
+        return False
+    value = said.rsplit(" = ", 1)[-1]
+    stated = NUMBER.findall(value)
+    if not stated:
+        return value in output
+    printed = [float(n) for n in NUMBER.findall(output)]
+    return all(any(math.isclose(float(n), p, rel_tol=1e-6, abs_tol=1e-9) for p in printed) for n in stated)
+
+
+def test_every_snippet_in_every_feedback_file_runs_where_the_students_files_are(tmp_path, sealed):
+    """A class of eight one-bug students, from a Canvas download, a Moodle download and folders:
+    every snippet of feedback/*.md, *.html, feedback-canvas.zip and feedback-moodle.zip compiles,
+    runs pasted in the student's folder (a folder of the kit's, as the snippets say), and prints
+    what its "Came out" line says."""
+    bugs = {entry.name: entry for entry in BUGS}
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    (kit / "autograder").symlink_to(KIT / "autograder")
+    klass = tmp_path / "class"
+    klass.mkdir()
+    folders = {}
+    for n, name in enumerate(ONE_BUG):
+        folders[name] = kit / name
+        build(bugs[name], KIT / "solutions", folders[name])
+        for file_id, engine in enumerate(("value", "tensor", "dual")):
+            target = (klass / f"bug{n}_{41000 + n}_{9000 + 10 * n + file_id}_{engine}.py" if n < 3 else
+                      klass / f"Bug {n}_{300040 + n}_assignsubmission_file_" / f"{engine}.py" if n < 6 else
+                      klass / f"bug{n}" / f"{engine}.py")
+            target.parent.mkdir(exist_ok=True)
+            target.write_bytes((folders[name] / f"{engine}.py").read_bytes())
+    out = outdir(tmp_path / "out", sealed)
+    assert bulk_run(klass, out) == 0
+    def owner(name: str) -> str:
+        return ONE_BUG[int(re.search(r"bug[ _]?(\d)", name, re.IGNORECASE)[1])]
+
+    files = [(path.name, owner(path.name), path.read_text(encoding="utf-8"))
+             for path in sorted((out / "feedback").iterdir())]
+    for archive in ("feedback-canvas.zip", "feedback-moodle.zip"):
+        with zipfile.ZipFile(out / archive) as opened:
+            files += [(f"{archive}/{member}", owner(member), opened.read(member).decode("utf-8"))
+                      for member in opened.namelist()]
+    assert {where.split("/")[0] for where, _, _ in files} >= {"feedback-canvas.zip", "feedback-moodle.zip"}
+    snippets = {}  # (snippet, whose) -> came out, and every file that holds it
+    for where, whose, text in files:
+        pairs = pairs_in_markdown(text) if where.endswith(".md") else pairs_in_html(text)
+        assert pairs or "Came out" not in text, where
+        for snippet, came in pairs:
+            snippets.setdefault((snippet, whose, came), []).append(where)
+    assert len(snippets) >= 20 and sum(len(w) for w in snippets.values()) >= 60
+    failures = []
+    for (snippet, whose, came), where in snippets.items():
+        compile(snippet, where[0], "exec")
+        ran = subprocess.run([sys.executable, "-c", snippet], cwd=folders[whose], capture_output=True,
+                             text=True, timeout=300, check=False)
+        if not prints_what_came_out(ran, came):
+            failures.append(f"{where}: {came!r}\n{snippet}\n{ran.stdout[-500:]}{ran.stderr[-800:]}")
+    assert not failures, f"{len(failures)} of {len(snippets)} snippets:\n" + "\n\n".join(failures[:5])

@@ -95,9 +95,33 @@ def test_feedback_of_a_submission_that_could_not_be_graded_says_why_once():
         Score(part, 0.0, part_info.points, "value.py: <b>not</b> a readable zip")
         for part, part_info in GRADING.parts.items()])
     md = reports.feedback_markdown(failed, GRADING)
+    page = reports.feedback_html(failed, GRADING)
     assert md.count("could not be graded") == 1 and "```" not in md
     assert "value.py: \\<b\\>not\\</b\\> a readable zip" in md
-    assert "value.py: &lt;b&gt;not&lt;/b&gt; a readable zip" in reports.feedback_html(failed, GRADING)
+    assert "value.py: &lt;b&gt;not&lt;/b&gt; a readable zip" in page
+    # No score table: a held-back submission has no score, not a row of zeros.
+    assert "| part |" not in md and "total" not in md and " / " not in md
+    assert "<table" not in page and "total" not in page
+    assert "hand in value.py, tensor.py and dual.py again" in md
+    faulted = reports.feedback_markdown(entry("failed", reason="the machine was too busy", fault=True,
+                                              scores=failed.scores), GRADING)
+    assert "the course grades it again" in faulted and "hand in" not in faulted
+
+
+def test_html_feedback_wraps_where_the_browser_does_and_keeps_lines_that_end():
+    import textwrap
+
+    sentence = ("The run follows the reference's for 1 step, and departs in step 2. The losses before it "
+                "agree, so the forward values are right, and the update after the last of them differs.")
+    docstring = "The scalar engine trains a 2-8-8-1 ReLU network on 30 moons: 5 full-batch\nsteps, lr 1.0."
+    messages = (f"test_a_network_on_moons\n{docstring}\n\nTo reproduce:\n    import sys\n\n"
+                f"Came out: x.grad = 9.0\nExpected: x.grad = 18.0\n{textwrap.fill(sentence, 88)}")
+    text = reports.message_html(messages)
+    assert "test_a_network_on_moons<br>" in text  # a line of its own
+    assert "30 moons: 5 full-batch steps, lr 1.0." in text  # a docstring's wrap, joined
+    assert "Came out: x.grad = 9.0<br>\nExpected: x.grad = 18.0<br>" in text
+    assert sentence.replace("'", "&#x27;") in text  # a filled sentence is one line for the browser
+    assert "<pre><code>import sys</code></pre>" in text
 
 
 def test_markdown_escapes_lists_and_headings_only_where_a_line_starts():

@@ -10,6 +10,7 @@ import io
 import json
 import re
 import zipfile
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from support import KIT
@@ -21,8 +22,11 @@ CANVAS_NUMBER = re.compile(r"^-?[0-9.,]+%?$")
 
 
 def rows_of(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8-sig") as file:
-        return list(csv.reader(file))
+    """A CSV's rows, split at `;` where its first line has more of them than commas (Canvas's
+    export in a locale whose decimal separator is a comma)."""
+    text = path.read_text(encoding="utf-8-sig")
+    first = text.split("\n", 1)[0]
+    return list(csv.reader(io.StringIO(text), delimiter=";" if first.count(";") > first.count(",") else ","))
 
 
 def canvas_export_students(export: Path) -> list[dict[str, str]]:
@@ -54,7 +58,7 @@ def canvas_import(path: Path, export: Path) -> dict[str, float]:
         found = [s for s in students if row[1] and s["ID"] == row[1]] or \
             [s for s in students if row[2] and s["SIS User ID"] == row[2]] or \
             [s for s in students if row[3] and s["SIS Login ID"] == row[3]] or \
-            [s for s in students if s["Student"] == row[0]]
+            [s for s in students if s["Student"] == row[0]][:1]  # @all_students.detect: the first of the name
         assert len(found) == 1, f"Canvas knows no student {row[:4]}"
         grade = row[5].strip()
         assert CANVAS_NUMBER.match(grade), grade
@@ -121,6 +125,73 @@ def moodle_feedback_import(path: Path, participants: set[str]) -> dict[str, list
             assert info[1] in participants, f"no participant {info[1]}"
             got.setdefault(info[1], []).append("/".join(parts[1:]))
     return got
+
+
+# What assignfeedback_offline reads a worksheet by, in the importing user's language: get_string
+# ('recordid', 'assign'), ('grade'), ('lastmodifiedgrade', 'assign'), ('hiddenuser', 'assign'),
+# and assignfeedback_comments' editor field, from Moodle's English strings and the French pack.
+MOODLE_STRINGS = {
+    "en": {"recordid": "Identifier", "grade": "Grade", "lastmodifiedgrade": "Last modified (grade)",
+           "hiddenuser": "Participant ", "comments": "Feedback comments"},
+    "fr": {"recordid": "Identifiant", "grade": "Note", "lastmodifiedgrade": "Dernière modification (note)",
+           "hiddenuser": "Participant", "comments": "Commentaires de feedback"},
+}
+
+
+Graded = dict[str, tuple[float, float]]  # Moodle's (grade, time modified) by participant id
+
+
+def moodle_worksheet_upload(path: Path, strings: dict[str, str], participants: set[str], maximum: float,
+                            graded: Graded, now: float) -> Graded:
+    """mod/assign/feedback/offline: importgradeslib.php's grade_importer#init (Identifier, Grade
+    and Last modified (grade) found by the importing user's strings, or the upload is invalid)
+    and #next (the id is what follows as many characters as get_string('hiddenuser') has), and
+    locallib.php's process_import_grades: a row is skipped when its grade equals Moodle's, is
+    empty or below 0, is above the maximum grade, or when Moodle's grade was modified more than
+    60 seconds after the row's time (strtotime). `graded` is Moodle's (grade, time modified) by
+    participant; returns it after the upload, at time `now`."""
+    header, *rows = rows_of(path)
+    names = (strings["recordid"], strings["grade"], strings["lastmodifiedgrade"])
+    assert all(name in header for name in names), "invalidgradeimport"
+    at = [header.index(name) for name in names]
+    after = dict(graded)
+    for row in rows:
+        participant = row[at[0]][len(strings["hiddenuser"]):]
+        if participant not in participants:
+            continue
+        grade = float(row[at[1]].replace(",", ".")) if row[at[1]].strip() else None
+        modified = datetime.fromisoformat(row[at[2]]).timestamp()
+        current = graded.get(participant)
+        stale = current is not None and current[1] > modified + 60
+        same = current is not None and current[0] == grade
+        if same or grade is None or grade < 0 or stale or grade > maximum:
+            continue
+        after[participant] = (grade, now)
+    return after
+
+
+def moodle_gradebook_import(path: Path, users: list[dict[str, str]], map_from: str, map_to: str,
+                            grade_column: str) -> dict[str, float]:
+    """grade/import/csv/classes/load_data.php, prepare_import_grade_data and
+    map_user_data_with_value: the row's user is looked up from the `map_from` column only where
+    that cell is not empty; a blank one leaves the user of the row before, and a row with no user
+    yet stops the whole import (usermappingerrorusernotfound). Returns each user's grade by the
+    `map_to` field's value of the user it went to."""
+    header, *rows = rows_of(path)
+    column, grade_at = header.index(map_from), header.index(grade_column)
+    student = None
+    grades: dict[str, float] = {}
+    for row in rows:
+        if len(row) <= 1:
+            continue
+        value = row[column].strip()
+        if value:
+            found = [user for user in users if user[map_to] == value]
+            assert found, f"usermappingerrorusernotfound: {value}"
+            student = found[0][map_to]
+        assert student is not None, "usermappingerrorusernotfound: the whole import stops"
+        grades[student] = float(row[grade_at])
+    return grades
 
 
 def member_bytes(what: str) -> bytes:
