@@ -2,6 +2,7 @@
 anything is written; each row applied once, on every run, to every report."""
 
 import csv
+import dataclasses
 import io
 import sqlite3
 from pathlib import Path
@@ -224,8 +225,10 @@ def reports_of(tmp_path: Path, found, entries: list[Entry], policy: Policy = LAT
     return out
 
 
-CLASS = [entry("ann", submitted_at="2026-12-03T10:00:00+00:00"), entry("bob"), entry("cyd"),
-         entry("dee", submitted_at="2026-12-03T10:00:00+00:00")]
+# From a Canvas download, so that grades-canvas.csv has a row for each (a row needs a Canvas id).
+CLASS = [entry("ann", submitted_at="2026-12-03T10:00:00+00:00", lms="canvas", lms_id="101"),
+         entry("bob", lms="canvas", lms_id="102"), entry("cyd", lms="canvas", lms_id="103"),
+         entry("dee", submitted_at="2026-12-03T10:00:00+00:00", lms="canvas", lms_id="104")]
 
 
 def test_every_report_carries_the_adjustments_and_the_extension(tmp_path):
@@ -242,7 +245,9 @@ def test_every_report_carries_the_adjustments_and_the_extension(tmp_path):
     canvas = rows(out / "grades-canvas.csv")
     assert [canvas[s]["Autograd engines"] for s in ("ann", "bob", "cyd", "dee")] == [
         grades[s]["total"] for s in ("ann", "bob", "cyd", "dee")]
-    assert rows(out / "grades-moodle.csv")["cyd"]["Autograd engines"] == "0"
+    (tmp_path / "plain").mkdir()  # grades-moodle.csv, without a roster, holds the entries of no LMS download
+    plain = reports_of(tmp_path / "plain", found, [dataclasses.replace(e, lms="", lms_id="") for e in CLASS])
+    assert rows(plain / "grades-moodle.csv")["cyd"]["Autograd engines"] == "0"
     feedback = (out / "feedback" / "bob.md").read_text(encoding="utf-8").splitlines()
     said = feedback.index("Adjusted by the course staff: value.mul +2: the message was unclear (5 → 7)")
     assert feedback[said + 1] == "" and feedback[said + 2].startswith("| part |")
