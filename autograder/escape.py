@@ -17,8 +17,9 @@ MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!&$])")
 # A list item, a numbered one, or the line under a heading, when it starts a line.
 MARKDOWN_LINE_START = re.compile(r"^(\s*\d*)([-+=.)])")
 # What a linkifying renderer (GitHub's, markdown-it's linkify) could take for an address: a mail
-# address or mention, a scheme (`https:`, `mailto:`) or `//`, a domain (`www.x`, `evil.com`).
-ADDRESS = re.compile(r"[@＠]|:\S|//|[.。．｡][^\W\d_]")
+# address or mention, a scheme (`https:/`, `mailto:x`) or `//`, a domain (`www.x`, `evil.com`;
+# a dot before `_` too, so that `Value.__mul__` looks as `Value.tanh` does).
+ADDRESS = re.compile(r"[@＠]|:(?:/|[^\W\d_])|//|[.。．｡][^\W\d]")
 WHITESPACE = re.compile(r"(\s+)")
 BACKTICKS = re.compile(r"`+")
 SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

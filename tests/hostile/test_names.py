@@ -135,7 +135,7 @@ def test_the_feedback_files_of_a_graded_class_render_with_no_link_of_a_names_mak
     "www.evil.com", "https://evil.com/a_b_c", "me@evil.com", "mailto:me@evil.com", "evil.com", "//evil.com",
     "x`www.evil.com`y", "``https://evil.com``", "a|https://evil.com|b", "[a](https://evil.com)",
     "![a](https://evil.com/a.png)", "<https://evil.com>", "<a href='https://evil.com'>x</a>",
-    "# heading", "- www.evil.com", "=== www.evil.com", "1. evil.com",
+    "# heading", "- www.evil.com", "=== www.evil.com", "1. evil.com", "javascript:alert(1)", "ftp:/x",
     "value.py: taken from www.evil.com/Value.py",
 ])
 def test_each_text_a_submission_controls_renders_as_text(text):
@@ -152,6 +152,7 @@ def test_a_score_table_and_sentences_stay_plain_text():
     assert markdown("94.73") == "94.73"
     assert markdown("ask for a new copy, then run it again.") == "ask for a new copy, then run it again."
     assert markdown("value.py: not found") == "`value.py:` not found"
+    assert markdown("graded 2026-12-01T09:00:00+00:00, 8 / 10") == "graded 2026-12-01T09:00:00+00:00, 8 / 10"
 
 
 # -- Canvas names --------------------------------------------------------------------------------
