@@ -29,6 +29,7 @@ from autograder.intake.lms import CANVAS_FILE
 from autograder.staff import reports, summary
 from autograder.staff.cli import main
 from autograder.staff.gradebook import Entry, Score
+from autograder.staff.roster import join, read_roster
 
 VALUE = (KIT / "solutions" / "value.py").read_text(encoding="utf-8")
 DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
@@ -120,13 +121,18 @@ def test_the_feedback_files_of_a_graded_class_render_with_no_link_of_a_names_mak
     (klass / "me@evil.com").mkdir()
     (klass / "me@evil.com" / "https:evil.com.py").write_text(DUAL, encoding="utf-8")
     (klass / "evil_5555_200_www.evil.com.py").write_text(VALUE, encoding="utf-8")
+    (klass / "victim_4242_100_dual.py").write_text(DUAL, encoding="utf-8")
+    (klass / "yx_4242_1_5556_201_dual.py").write_text(DUAL, encoding="utf-8")
     assert main(["bulk", str(klass), "-o", str(tmp_path / "out")]) == 0
     feedback = sorted((tmp_path / "out" / "feedback").glob("*.md"))
-    assert len(feedback) == 3
+    assert len(feedback) == 5
     for path in feedback:
         text = path.read_text(encoding="utf-8")
-        assert "www.evil.com" in text or "me@evil.com" in text
         assert made_by_the_submission(text) == [], path.name
+    # Canvas's re-upload takes a name's first two numbers for the user and the file: none is the name's.
+    with zipfile.ZipFile(tmp_path / "out" / "feedback-canvas.zip") as archive:
+        assert sorted(archive.namelist()) == ["evil_5555_200_feedback.html", "victim_4242_100_feedback.html",
+                                              "yx_5556_201_feedback.html"]
     page = (tmp_path / "out" / "summary.html").read_text(encoding="utf-8")
     assert "Files not read from zips" in page and "# Total 102.txt (not a .py file" in page
 
@@ -207,6 +213,21 @@ def test_a_name_shaped_like_an_anonymous_one_is_read_as_a_name(tmp_path):
                                   "anon_4242_5555_*": ("5555", "anon_4242", ["value"]),
                                   "anon_Xy7Qz_*": ("Xy7Qz", "anon", ["dual"]),
                                   "anon_48213_*": ("48213", "anon", ["dual"])}
+
+
+def test_with_a_roster_each_of_the_two_is_joined_to_themself(tmp_path):
+    """Canvas's Grades export names both by their user ids: the victim is joined to the victim's
+    entry, the student whose name holds the victim's id to their own, and neither is held back."""
+    canvas_class(tmp_path, {"victim_4242_100_value.py": VALUE, "yx_4242_1_5555_200_dual.py": DUAL}, "class/")
+    export = tmp_path / "export.csv"
+    export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Autograd engines (77)\n"
+                      "    Points Possible,,,,,100\n"
+                      "\"Victim, Vera\",4242,,,,\n\"Yx_4242, 1\",5555,,,,\n", encoding="utf-8")
+    roster = read_roster(export)
+    found = join(roster, [entry_of(s) for s in intake.collect(tmp_path / "class")])
+    assert {roster.people[i].name: entry.source for i, entry in found.matched.items()} == {
+        "Victim, Vera": "victim_4242_*", "Yx_4242, 1": "yx_4242_1_5555_*"}
+    assert (found.several, found.unmatched, found.missing) == ({}, [], [])
 
 
 @pytest.mark.parametrize("zip_name", ["", "download/", "download.zip"])
