@@ -1,4 +1,4 @@
-"""grading.toml, read once: parts, tolerances and limits."""
+"""grading.toml, read once: parts, tolerances, limits, and intake's limits."""
 
 from __future__ import annotations
 
@@ -74,6 +74,15 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class Intake:
+    """The [intake] table (optional): how large a zip's listing may be before intake lists it."""
+
+    zip_members: int = 10_000
+    download_members: int = 50_000
+    zip_directory_mb: int = 8
+
+
+@dataclass(frozen=True)
 class Grading:
     """A checked grading.toml: its parts by id, tolerances, limits, budget, and the file it came from."""
 
@@ -82,9 +91,10 @@ class Grading:
     limits: Limits
     source: Path
     budget: Budget = Budget()
+    intake: Intake = Intake()
 
 
-TOP_LEVEL = ("parts", "tolerances", "limits", "budget")
+TOP_LEVEL = ("parts", "tolerances", "limits", "budget", "intake")
 PART_KEYS = ("title", "points", "visibility", "bonus")
 
 
@@ -179,7 +189,8 @@ def parse(path: Path) -> Grading:
                    tolerances=_section(data, "tolerances", Tolerances, path),
                    limits=_section(data, "limits", Limits, path),
                    source=path,
-                   budget=_section(data, "budget", Budget, path) if "budget" in data else Budget())
+                   budget=_section(data, "budget", Budget, path) if "budget" in data else Budget(),
+                   intake=_section(data, "intake", Intake, path) if "intake" in data else Intake())
 
 
 @cache

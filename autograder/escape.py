@@ -16,6 +16,12 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!&$])")
 # A list item, a numbered one, or the line under a heading, when it starts a line.
 MARKDOWN_LINE_START = re.compile(r"^(\s*\d*)([-+=.)])")
+# What a linkifying renderer (GitHub's, markdown-it's linkify) could take for an address: a mail
+# address or mention, a scheme (`https:/`, `mailto:x`) or `//`, a domain (`www.x`, `evil.com`;
+# a dot before `_` too, so that `Value.__mul__` looks as `Value.tanh` does).
+ADDRESS = re.compile(r"[@＠]|:(?:/|[^\W\d_])|//|[.。．｡][^\W\d]")
+WHITESPACE = re.compile(r"(\s+)")
+BACKTICKS = re.compile(r"`+")
 SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -50,10 +56,27 @@ def csv_cell(text: str) -> str:
 
 
 def markdown(text: str, starts_line: bool = False) -> str:
-    """One line of Markdown that reads as `text` and nothing more: no link, tag, emphasis or
-    code of the submission's making, and where the text `starts_line`, no list or heading."""
-    text = MARKDOWN_SPECIAL.sub(r"\\\1", printable(text))
+    """One line of Markdown that reads as `text` and nothing more: no link, image, tag, emphasis
+    or code of the submission's making, and where the text `starts_line`, no list or heading.
+    A word a renderer could take for an address is a code span, where nothing is linked."""
+    words = [code_span(word) if ADDRESS.search(word) else MARKDOWN_SPECIAL.sub(r"\\\1", word)
+             for word in WHITESPACE.split(printable(text))]
+    text = "".join(words)
     return MARKDOWN_LINE_START.sub(r"\1\\\2", text) if starts_line else text
+
+
+def code_span(word: str) -> str:
+    """`word` as Markdown code spans, its `|` escaped between them (a table's cell ends at a bare
+    `|`, even inside a code span), each fenced by more backticks than it holds in a row."""
+    spans = []
+    for piece in word.split("|"):
+        if not piece:
+            spans.append(piece)
+            continue
+        fence = "`" * (max(map(len, BACKTICKS.findall(piece)), default=0) + 1)
+        pad = " " if piece.startswith("`") or piece.endswith("`") else ""
+        spans.append(f"{fence}{pad}{piece}{pad}{fence}")
+    return "\\|".join(spans)
 
 
 def html(text: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from ..escape import clean
 from ..submission import UnreadableFile, read_regular
 from .engines import resolve
-from .lms import download_in, lms_entry, read_lms
+from .lms import clashes, download_in, lms_entry, read_lms
 from .reader import SKIPPED_PARTS, Reader
 from .submissions import IntakeError, Submission, student_id
 
@@ -44,6 +44,8 @@ def collect(folder: Path, ignore: Path | None = None, assignment: str | None = N
         else:
             submissions.append(guarded(lambda e=entry: read_entry(e), clean(entry.name), entry.name,
                                        "unknown"))
+    notes = clashes(list(groups), {key: sorted(clean(p.download_name) for p in pieces)
+                                   for key, pieces in groups.items()})
     try:
         for (lms, name, lms_id), pieces in groups.items():
             # The id the LMS gave is part of the student's: two students it names alike stay two.
@@ -51,6 +53,8 @@ def collect(folder: Path, ignore: Path | None = None, assignment: str | None = N
             source = f"{clean(name)}_{clean(lms_id)}_*"
             submissions.append(guarded(lambda k=(lms, name, lms_id), p=pieces, s=source, t=student:
                                        read_lms(k, p, s, t), source, student, lms))
+            if (lms, name, lms_id) in notes:
+                submissions[-1].note(notes[lms, name, lms_id])
     finally:
         for archive in {id(p.archive): p.archive for ps in groups.values() for p in ps if p.archive}.values():
             archive.close()

@@ -70,12 +70,19 @@ class Submission:
 
 
 def student_id(name: str) -> str:
-    """A name safe as a file name and a CSV cell: letters of any script, digits, `.`, `_` and `-`.
-    A name with nothing safe in it, or a very long one, keeps a hash of itself, so that two
-    students never share an id by accident."""
+    """A name safe as a file name and a CSV cell: letters and marks of any script (`प्रिया` keeps
+    its vowel signs), digits, `.`, `_` and `-`. A name with nothing safe in it, or a very long one,
+    keeps a hash of itself, so that two students never share an id by accident."""
     name = unicodedata.normalize("NFC", clean(name))
-    safe = re.sub(r"[^\w.-]+", "_", name).strip("._")
+    marked = "".join(char if safe_in_id(char) else "/" for char in name)  # `/` is never safe
+    safe = re.sub("/+", "_", marked).strip("._")
     if not safe or len(safe) > MAX_ID:
         digest = hashlib.sha1(name.encode()).hexdigest()[:8]
         safe = f"{safe[:MAX_ID - 9].rstrip('._') or 'unnamed'}-{digest}"
     return safe
+
+
+def safe_in_id(char: str) -> bool:
+    """A letter, mark or number of any script, `_` or another connector, `.` or `-`."""
+    category = unicodedata.category(char)
+    return char in ".-" or category[0] in "LMN" or category == "Pc"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 from ..escape import FORMULA_START, csv_cell
-from ..intake.lms import CANVAS_ANONYMOUS, CANVAS_FILE
+from ..intake.lms import CANVAS_FILE, anonymous
 from .gradebook import Entry
 from .policies import Policy, Scale
 from .roster import WORKSHEET_ENGLISH, Join, Person, Roster, WorksheetWords
@@ -197,10 +197,12 @@ def canvas_feedback(targets: list[Target], files: LmsFiles) -> dict[str, str]:
         if target.total is None or entry is None or entry.lms != "canvas" or not entry.lms_files:
             continue
         named = CANVAS_FILE.match(entry.lms_files[0])
-        if named is None or CANVAS_ANONYMOUS.match(entry.lms_files[0]):
+        if named is None or anonymous(entry.lms_files[0]):
             continue
         late = "LATE_" if named["late"] else ""
-        members[f"{named['name']}_{late}{named['id']}_{named['file_id']}_feedback.html"] = target.feedback
+        # Canvas's re-upload takes the first two all-digit parts for the ids: none may be the name's.
+        name = "_".join(part for part in named["name"].split("_") if not part.isdigit())
+        members[f"{name}_{late}{named['id']}_{named['file_id']}_feedback.html"] = target.feedback
         files.canvas_files[named["id"]] = entry.lms_files
     return members
 

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from ..config import Grading
 from ..escape import html
+from ..intake.zips import NOT_READ
 from ..misconceptions import CATALOGUE
 from ..worker import TIMED_OUT
 from .gradebook import Entry
@@ -66,6 +67,7 @@ def write_summary(out: Path, counted: dict[str, Entry], entries: list[Entry], se
     body += summary_misconceptions(counted, numbers, images, names)
     body += summary_problems(entries, several, grading, names)
     body += summary_timeouts(entries)
+    body += summary_not_read(entries, names)
     body += lms or []
     body.append("<h2>Students</h2>")
     body.append(table(["student", "source", "total", "status"],
@@ -146,6 +148,17 @@ def summary_problems(entries: list[Entry], several: dict[str, list[Entry]], grad
                             number(grade_of(e, grading).total), escape(e.status)]
                            for student, mine in several.items() for e in mine], numeric=(2,)))
     return body
+
+
+def summary_not_read(entries: list[Entry], names: dict[str, str]) -> list[str]:
+    """The members of submissions' zips that were passed over, with the reason (also in each
+    student's feedback)."""
+    rows = [[html(e.source), link(names[e.source]), html(note)] for e in entries for note in e.notes
+            if NOT_READ in note]
+    if not rows:
+        return []
+    return ["<h2>Files not read from zips</h2><p>Each student is told in their feedback.</p>",
+            table(["source", "student", "files passed over, and why"], rows)]
 
 
 def summary_timeouts(entries: list[Entry]) -> list[str]:

@@ -249,7 +249,7 @@ def test_every_report_carries_the_adjustments_and_the_extension(tmp_path):
     plain = reports_of(tmp_path / "plain", found, [dataclasses.replace(e, lms="", lms_id="") for e in CLASS])
     assert rows(plain / "grades-moodle.csv")["cyd"]["Autograd engines"] == "0"
     feedback = (out / "feedback" / "bob.md").read_text(encoding="utf-8").splitlines()
-    said = feedback.index("Adjusted by the course staff: value.mul +2: the message was unclear (5 → 7)")
+    said = feedback.index("Adjusted by the course staff: `value.mul` +2: the message was unclear (5 → 7)")
     assert feedback[said + 1] == "" and feedback[said + 2].startswith("| part |")
     ann = (out / "feedback" / "ann.html").read_text(encoding="utf-8")
     assert "Your due time, by an extension: 2026-12-04T23:59+00:00" in ann

@@ -76,7 +76,9 @@ def test_markdown_feedback_renders_names_as_text():
     assert "<img" not in rendered and "<script" not in rendered and "href" not in rendered
     assert "\x1b" not in text
     assert "A value used twice: `x * x`." in text  # the messages themselves are shown verbatim
-    assert "&lt;img src=x onerror=alert(1)&gt;[click](http://evil.example)`rm`\\x1b[2J" in rendered
+    # Shown as it is, as text: its address in a code span, where no renderer makes a link.
+    assert ("&lt;img src=x <code>onerror=alert(1)&gt;[click](http://evil.example)`rm`\\x1b[2J</code>"
+            in rendered)
 
 
 def test_html_feedback_renders_names_as_text_and_messages_with_code():
@@ -97,12 +99,12 @@ def test_feedback_of_a_submission_that_could_not_be_graded_says_why_once():
     md = reports.feedback_markdown(failed, GRADING)
     page = reports.feedback_html(failed, GRADING)
     assert md.count("could not be graded") == 1 and "```" not in md
-    assert "value.py: \\<b\\>not\\</b\\> a readable zip" in md
+    assert "`value.py:` \\<b\\>not\\</b\\> a readable zip" in md
     assert "value.py: &lt;b&gt;not&lt;/b&gt; a readable zip" in page
     # No score table: a held-back submission has no score, not a row of zeros.
     assert "| part |" not in md and "total" not in md and " / " not in md
     assert "<table" not in page and "total" not in page
-    assert "hand in value.py, tensor.py and dual.py again" in md
+    assert "hand in `value.py,` `tensor.py` and `dual.py` again" in md  # names as code spans
     faulted = reports.feedback_markdown(entry("failed", reason="the machine was too busy", fault=True,
                                               scores=failed.scores), GRADING)
     assert "the course grades it again" in faulted and "hand in" not in faulted
