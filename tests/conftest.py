@@ -10,12 +10,39 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
+import support
+from support import KIT
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, CorpusError, build
 
 from autograder.parts import ENGINES
+from autograder.questions import SECRET_BYTES, Seed, official_seed
+from autograder.stubs import engine_files
 
-KIT = Path(__file__).resolve().parent.parent
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("the kit's own tests")
+    group.addoption("--exhaustive", action="store_true",
+                    help="ask the suites' questions at every seed of support.FIXED_SEEDS besides the public "
+                         "and the drawn one, and grade the handout on every Python the machine has")
+    group.addoption("--drawn-seed", type=lambda text: Seed.parse(text).value, metavar="HEX",
+                    help="ask at this official seed in place of one drawn under a fresh secret "
+                         "(the report's header names each run's, to ask its questions again)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Draw this run's official seed before any test module is imported: it parametrizes them."""
+    drawn = config.getoption("--drawn-seed") or official_seed(
+        os.urandom(SECRET_BYTES), {path.stem: path.read_bytes() for path in engine_files(KIT / "solutions")},
+        "the kit's own tests").value
+    support.configure(drawn, config.getoption("--exhaustive"))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The seeds asked at, printed even with -q: a failure at the drawn one is repeated with it."""
+    more = "" if support.EXHAUSTIVE else "; --exhaustive adds " + ", ".join(support.FIXED_SEEDS)
+    terminalreporter.write_line(f"grading seeds: {', '.join(support.EVERY_SEED)} (drawn for this run: "
+                                f"--drawn-seed {support.SEEDS[0]} asks its questions again{more})")
 
 
 def _load(folder: str, name: str) -> ModuleType:
@@ -39,12 +66,6 @@ def stubs() -> SimpleNamespace:
     return SimpleNamespace(**{name: _load("assignments", name) for name in ENGINES})
 
 
-# The seeds the kit's own tests ask the suites' questions at, beside the public one: whatever a
-# test proves of the suites (fairness, diagnoses, mutation, the numbers a message states) it
-# proves at each. An official grading draws its seed from a secret; these stand for any.
-SEEDS = ("5eed0001", "c0ffee42", "0ddba115")
-EVERY_SEED = ("public", *SEEDS)
-CORES = os.cpu_count() or 2
 
 
 def seal_reference(folder: Path, seed: str = "public") -> SimpleNamespace:
@@ -112,10 +133,10 @@ def corpus_grades(autograde, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         folder = built[name]
         return folder if isinstance(folder, CorpusError) else autograde(folder, seed=seed)
 
-    jobs = [(seed, s.name) for seed in EVERY_SEED for s in CORPUS]
-    with ThreadPoolExecutor(max_workers=CORES) as pool:
+    jobs = [(seed, s.name) for seed in support.EVERY_SEED for s in CORPUS]
+    with ThreadPoolExecutor(max_workers=support.CORES) as pool:
         results = dict(zip(jobs, pool.map(grade, jobs)))
-    return {seed: {name: results[seed, name] for _, name in jobs if _ == seed} for seed in EVERY_SEED}
+    return {seed: {name: results[seed, name] for _, name in jobs if _ == seed} for seed in support.EVERY_SEED}
 
 
 
