@@ -33,14 +33,6 @@ from staff.test_bulk import (
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
 
-@pytest.fixture(scope="module")
-def reference_cache(tmp_path_factory) -> Path:
-    """The reference sealed once for these tests, as the `reference/` folder of an OUTDIR."""
-    out = tmp_path_factory.mktemp("sealed")
-    bulk.sealed_reference(out, bulk.grader_version())
-    return out / "reference"
-
-
 def error_lines(text: str) -> list[str]:
     """What was said, without argparse's usage and the progress bar."""
     return [line for line in text.splitlines()
