@@ -246,12 +246,6 @@ class Worker:
         self.import_output = ""
         self.oom_kills: int | None = None  # the machine's count when its process started
 
-    def fresh_copy(self) -> Worker:
-        """Another worker for the same files, as they were read the first time, sharing this
-        one's idle budget."""
-        return Worker(self.folder, self.limits, (self.files, self.unreadable), idle=self.idle,
-                      forked=self.forked, shift=self.shift)
-
     # -- the process ---------------------------------------------------------------------------
 
     def _start(self) -> None:
