@@ -5,7 +5,9 @@
 Every submission is `solutions/` (or `assignments/`) in one of the shapes a class arrives in,
 most with a one-line bug; examples/README.md says what each should score. The files are made
 afresh from the kit every time, so they follow the reference as it changes, and byte for byte
-the same every time, so a second bulk run finds nothing changed.
+the same every time, so a second bulk run finds nothing changed. The engines are those of the
+kit's grading.toml: with one removed, its files, its bug and its demo are left out, and the
+class is still written.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.parts import ENGINES
+from autograder.parts import engines
 
 KIT = Path(__file__).resolve().parent.parent
+ENGINES = engines(KIT / "grading.toml")
 # One-line bugs: (file, the reference's line, the line with the bug). Each must occur once.
 BUGS = {
     "overwrites-gradient": ("value", "self.grad += other.data * out.grad",
@@ -48,6 +51,7 @@ def source(folder: str, engine: str, bug: str = "") -> str:
 
 
 def reference(bug: str = "") -> dict[str, str]:
+    """The reference's engine files, with one bug put in (none where its engine is not the kit's)."""
     return {engine: source("solutions", engine, bug) for engine in ENGINES}
 
 
@@ -73,8 +77,15 @@ def statements(text: str) -> tuple[str, list[str]]:
     return "\n".join(imports), blocks
 
 
+# A heading before an engine's code, and a demo cell after it, as a student would write them.
+HEADINGS = {"dual": "## Forward mode"}
+DEMOS = {"value": "a, b = Value(2.0), Value(-3.0)\nc = a * b + a\nc.backward()\n"
+                  "print(c.data, a.grad, b.grad)",
+         "dual": "x = Dual(1.5, 1.0)\n(x * x.sin()).der"}
+
+
 def notebook(modules: dict[str, str], author: str) -> nbformat.NotebookNode:
-    """The three engines as a student's notebook: imports, every statement in a cell of its own, a
+    """The engines as a student's notebook: imports, every statement in a cell of its own, a
     demo or two."""
     cells = [nbformat.v4.new_markdown_cell(f"# Homework 3: autograd engines\n{author}")]
     imports = set()
@@ -85,13 +96,12 @@ def notebook(modules: dict[str, str], author: str) -> nbformat.NotebookNode:
     future = sorted(line for line in imports if "__future__" in line)
     cells.append(nbformat.v4.new_code_cell("\n".join(future + sorted(imports - set(future)))))
     cells.append(nbformat.v4.new_code_cell("%matplotlib inline"))
-    cells += [nbformat.v4.new_code_cell(block) for block in bodies["value"]]
-    cells.append(nbformat.v4.new_code_cell("a, b = Value(2.0), Value(-3.0)\nc = a * b + a\nc.backward()\n"
-                                           "print(c.data, a.grad, b.grad)"))
-    cells += [nbformat.v4.new_code_cell(block) for block in bodies["tensor"]]
-    cells.append(nbformat.v4.new_markdown_cell("## Forward mode"))
-    cells += [nbformat.v4.new_code_cell(block) for block in bodies["dual"]]
-    cells.append(nbformat.v4.new_code_cell("x = Dual(1.5, 1.0)\n(x * x.sin()).der"))
+    for engine, blocks in bodies.items():
+        if engine in HEADINGS:
+            cells.append(nbformat.v4.new_markdown_cell(HEADINGS[engine]))
+        cells += [nbformat.v4.new_code_cell(block) for block in blocks]
+        if engine in DEMOS:
+            cells.append(nbformat.v4.new_code_cell(DEMOS[engine]))
     for number, cell in enumerate(cells):
         cell.id = f"cell-{number}"  # fixed ids: the same notebook every time
     return nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
@@ -111,12 +121,14 @@ def make_class(folder: Path) -> Path:
     smithjane = reference("zero-grad-self-only")
     windows = "\ufeff" + smithjane["value"].replace("\n", "\r\n")  # a BOM and Windows line endings
     (folder / "smithjane_12345_67890_Value.py").write_bytes(windows.encode("utf-8"))
-    for engine in ("tensor", "dual"):
+    for engine in [engine for engine in ENGINES if engine != "value"]:
         (folder / f"smithjane_12345_67890_{engine}.py").write_text(smithjane[engine], encoding="utf-8")
     (folder / "doejohn_23456_78901_value.py").write_text(source("assignments", "value"), encoding="utf-8")
     (folder / "doejohn_23456_78902_value-1.py").write_text(source("solutions", "value", "relu-gate"),
                                                            encoding="utf-8")
-    (folder / "doejohn_23456_78901_dual.py").write_text(source("solutions", "dual"), encoding="utf-8")
+    for engine in [engine for engine in ENGINES if engine not in ("value", "tensor")]:  # no tensor.py
+        (folder / f"doejohn_23456_78901_{engine}.py").write_text(source("solutions", engine),
+                                                                 encoding="utf-8")
     (folder / "dave.py").write_text(source("solutions", "value"), encoding="utf-8")
     grace = folder / "Grace Hopper_300021_assignsubmission_file_"  # Moodle's "Download all submissions"
     grace.mkdir()

@@ -2,20 +2,51 @@
 
 import importlib.util
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
 import threading
+import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
+import support
+from support import KIT
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, CorpusError, build
 
 from autograder.parts import ENGINES
+from autograder.questions import SECRET_BYTES, Seed, official_seed
+from autograder.stubs import engine_files
 
-KIT = Path(__file__).resolve().parent.parent
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("the kit's own tests")
+    group.addoption("--exhaustive", action="store_true",
+                    help="ask the suites' questions at every seed of support.FIXED_SEEDS besides the public "
+                         "and the drawn one, and grade the handout on every Python the machine has")
+    group.addoption("--drawn-seed", type=lambda text: Seed.parse(text).value, metavar="HEX",
+                    help="ask at this official seed in place of one drawn under a fresh secret "
+                         "(the report's header names each run's, to ask its questions again)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Draw this run's official seed before any test module is imported: it parametrizes them."""
+    drawn = config.getoption("--drawn-seed") or official_seed(
+        os.urandom(SECRET_BYTES), {path.stem: path.read_bytes() for path in engine_files(KIT / "solutions")},
+        "the kit's own tests").value
+    support.configure(drawn, config.getoption("--exhaustive"))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The seeds asked at, printed even with -q: a failure at the drawn one is repeated with it."""
+    more = "" if support.EXHAUSTIVE else "; --exhaustive adds " + ", ".join(support.FIXED_SEEDS)
+    terminalreporter.write_line(f"grading seeds: {', '.join(support.EVERY_SEED)} (drawn for this run: "
+                                f"--drawn-seed {support.SEEDS[0]} asks its questions again{more})")
 
 
 def _load(folder: str, name: str) -> ModuleType:
@@ -39,12 +70,6 @@ def stubs() -> SimpleNamespace:
     return SimpleNamespace(**{name: _load("assignments", name) for name in ENGINES})
 
 
-# The seeds the kit's own tests ask the suites' questions at, beside the public one: whatever a
-# test proves of the suites (fairness, diagnoses, mutation, the numbers a message states) it
-# proves at each. An official grading draws its seed from a secret; these stand for any.
-SEEDS = ("5eed0001", "c0ffee42", "0ddba115")
-EVERY_SEED = ("public", *SEEDS)
-CORES = os.cpu_count() or 2
 
 
 def seal_reference(folder: Path, seed: str = "public") -> SimpleNamespace:
@@ -112,16 +137,96 @@ def corpus_grades(autograde, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         folder = built[name]
         return folder if isinstance(folder, CorpusError) else autograde(folder, seed=seed)
 
-    jobs = [(seed, s.name) for seed in EVERY_SEED for s in CORPUS]
-    with ThreadPoolExecutor(max_workers=CORES) as pool:
+    jobs = [(seed, s.name) for seed in support.EVERY_SEED for s in CORPUS]
+    with ThreadPoolExecutor(max_workers=support.CORES) as pool:
         results = dict(zip(jobs, pool.map(grade, jobs)))
-    return {seed: {name: results[seed, name] for _, name in jobs if _ == seed} for seed in EVERY_SEED}
+    return {seed: {name: results[seed, name] for _, name in jobs if _ == seed} for seed in support.EVERY_SEED}
 
 
+
+
+# -- what several test modules build: made once per session ---------------------------------------
+
+@pytest.fixture(scope="session")
+def reference_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference sealed once for the bulk tests, as the `reference/` folder of an OUTDIR."""
+    from autograder.staff import bulk
+
+    out = tmp_path_factory.mktemp("sealed")
+    bulk.sealed_reference(out, bulk.grader_version())
+    return out / "reference"
+
+
+@pytest.fixture(scope="session")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Gradescope bundle, `autograder release gradescope`."""
+    path = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    command = [sys.executable, "-m", "autograder.staff.cli", "release", "gradescope", "-o", str(path)]
+    done = subprocess.run(command, cwd=KIT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+@pytest.fixture(scope="session")
+def image_env(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """What Python can import in Gradescope's image: the bundle's requirements.txt, no more."""
+    from platforms.test_release import only_packages
+
+    with zipfile.ZipFile(bundle) as archive:
+        pins = archive.read("requirements.txt").decode().splitlines()
+    names = [line.partition("==")[0] for line in pins if "==" in line]
+    env = only_packages(tmp_path_factory.mktemp("image"), *names)
+    plugins = [name.replace("-", "_") for name in names if name.startswith("pytest-")]
+    return {**env, "PYTEST_PLUGINS": ",".join(plugins)}  # what pytest would load by itself there
+
+
+@pytest.fixture
+def layout(bundle: Path):
+    """A fresh copy of Gradescope's /autograder: yields its root; submission/ starts empty."""
+    root = Path(tempfile.mkdtemp(prefix="autograder-root-"))
+    root.chmod(0o755)  # as on Gradescope, where `nobody` may reach the virtualenv under it
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+    for name in ("run_autograder", "setup.sh"):
+        (root / "source" / name).chmod(0o755)  # Gradescope keeps the modes the zip records
+    shutil.copyfile(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "venv").symlink_to(sys.prefix)
+    (root / "submission").mkdir()
+    yield root
+    shutil.rmtree(root)
+
+
+@pytest.fixture(scope="session")
+def student_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """An environment in which Python sees only the standard library, numpy and pytest."""
+    from platforms.test_release import only_packages
+
+    return only_packages(tmp_path_factory.mktemp("numpy-and-pytest"), "numpy", "pytest")
+
+
+@pytest.fixture(scope="session")
+def classroom_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The GitHub Classroom release (the student release and its workflow) of a kit with a part
+    shown after the due date, which the workflow leaves out."""
+    from platforms.test_release import AFTER_THE_DUE_DATE, CLI, kit_with_visibility, run
+
+    kit = kit_with_visibility(tmp_path_factory.mktemp("kit"), {AFTER_THE_DUE_DATE: "after_due_date"})
+    out = tmp_path_factory.mktemp("classroom") / "handout"
+    done = run(CLI + ["release", "classroom", "-o", str(out)], kit)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def workflow(classroom_release: Path) -> dict:
+    """The classroom release's workflow, parsed."""
+    yaml = pytest.importorskip("yaml", reason="pyyaml reads the workflow: pip install pyyaml")
+    return yaml.safe_load((classroom_release / ".github" / "workflows" / "classroom.yml").read_text("utf-8"))
 
 
 # The fixtures that grade in processes of their own: a test that uses one is slow, wherever it is.
-SLOW_FIXTURES = {"autograde", "sealed_reference", "sealed_at", "corpus_grades", "release", "handout"}
+SLOW_FIXTURES = {"autograde", "sealed_reference", "sealed_at", "corpus_grades", "release", "handout",
+                 "reference_cache", "bundle", "classroom_release"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -28,7 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from .. import scenarios
 from ..config import KIT_ROOT, Grading, parse, tomllib
+from ..parts import engines
 from ..questions import make_secret
 from ..stubs import engine_files, stubs_by_part
 
@@ -177,14 +179,34 @@ def plan_suites(tests: list[SuiteTest], shipped: set[str]) -> dict[Path, set[str
     return plan
 
 
+def unused_scenario_modules(kit: Path) -> set[Path]:
+    """The scenario modules of inside/ whose scenarios are all of engines grading.toml no longer
+    grades (an engine removed) and that no other scenario module imports: not shipped."""
+    graded = set(engines(kit / "grading.toml"))
+    served: dict[str, set[str]] = {}
+    for scenario in scenarios.every_scenario():
+        served.setdefault(scenario.id.partition(":")[0], set()).add(scenario.engine)
+    needed: set[str] = set()
+    wanted = [module for module, engines_of in served.items() if engines_of & graded]
+    while wanted:
+        module = wanted.pop()
+        if module not in needed:
+            needed.add(module)
+            wanted += scenarios.needs(module)
+    folder = Path("autograder", "inside", "scenarios")
+    return {folder / f"{module}.py" for module in served if module not in needed}
+
+
 def copy_package(kit: Path, out: Path, tests: list[SuiteTest], shipped: set[str]) -> None:
-    """The autograder package with only the tests of the shipped parts."""
+    """The autograder package with only the tests of the shipped parts (and only the scenario
+    modules of the engines graded)."""
     plan = plan_suites(tests, shipped)
     suite_files = {test.file for test in tests}
+    unused = unused_scenario_modules(kit)
     source = kit / "autograder"
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(kit)
-        if path.is_dir() or NOT_SHIPPED & set(relative.parts) or path.suffix == ".pyc":
+        if path.is_dir() or NOT_SHIPPED & set(relative.parts) or path.suffix == ".pyc" or relative in unused:
             continue
         if relative in suite_files and relative not in plan:
             continue

@@ -6,7 +6,6 @@ exactly as an engine sums it. The suites use it to tell one wrong loop from anot
 
 from __future__ import annotations
 
-BODIES = ("correct", "no_zero_grad", "after_backward")
 # Said where a training run, or a deep graph, times out: a correct engine can still be too slow,
 # for the time limit is a multiple of the reference's.
 SLOW_BACKWARD = ("A correct engine is this slow when its backward() or zero_grad() keeps the nodes it "

@@ -6,12 +6,15 @@ These tests may read the reference's private fields (`_prev`, `_backward`): they
 the reference is built. The graders never do.
 """
 
+import importlib.util
 import math
 
 import numpy as np
 import pytest
-from support import torch_answers
+from support import KIT, corpus, torch_answers
 from support.expressions import TENSOR_OP_NAMES, VALUE_OPS, draw, tensor_ops
+
+from autograder.inside.scenarios import backward
 
 # Central differences err by O(h^2) from truncation and O(eps / h) from rounding; the step
 # that balances the two in float64 is about eps ** (1/3), scaled to the size of x.
@@ -89,44 +92,34 @@ def test_product_plus_a(reference):
     assert (c.data, a.grad, b.grad) == (-4.0, -2.0, 2.0)
 
 
-def naive_backward(root) -> None:
-    """Exercise 3's mistake: push each node's gradient on as soon as it is reached, no sort."""
-    root.grad = 1.0
-
-    def visit(node):
-        node._backward()
-        for parent in node._prev:
-            visit(parent)
-
-    visit(root)
-
-
-def test_x_to_the_fourth_needs_the_topological_sort(reference):
-    Value = reference.value.Value
-    x = Value(2.0)
-    q = x * x
-    L = q * q
-    L.backward()
-    assert x.grad == 32.0
-
-    x = Value(2.0)
-    q = x * x
-    naive_backward(q * q)
-    assert x.grad == 64.0
+@pytest.fixture(scope="module")
+def naive(tmp_path_factory: pytest.TempPathFactory):
+    """Exercise 3's mistake as the corpus grades it: the reference's value.py with a backward
+    that pushes each node's gradient on as soon as it is reached, no sort."""
+    folder = tmp_path_factory.mktemp("naive")
+    bug = next(s for s in corpus.BUGS if s.name == "backward-recursive-without-sort")
+    corpus.build(bug, KIT / "solutions", folder)
+    spec = importlib.util.spec_from_file_location("lessons_naive_value", folder / "value.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_two_distinct_consumers_expose_a_naive_backward(reference):
-    Value = reference.value.Value
-    x = Value(2.0)
-    q = x * x
-    r = (q + 1) ** 2 + (q + 1) ** 2
-    r.backward()
-    assert x.grad == 8 * 2.0 * (2.0**2 + 1)  # d/dx 2(x^2 + 1)^2 = 8x(x^2 + 1)
+def test_x_to_the_fourth_needs_the_topological_sort(reference, naive):
+    for engine, expected in ((reference.value, 32.0), (naive, 64.0)):
+        x = engine.Value(2.0)
+        q = x * x
+        L = q * q
+        L.backward()
+        assert x.grad == expected, engine.__name__
 
-    x = Value(2.0)
-    q = x * x
-    naive_backward((q + 1) ** 2 + (q + 1) ** 2)
-    assert x.grad != 80.0
+
+def test_two_distinct_consumers_expose_a_naive_backward(reference, naive):
+    """The suites' own scenario of the lesson's graph, (x^2 + 1)^2 + (x^2 + 1)^2: the reference
+    gives the lesson's number, and the naive backward another."""
+    x = 2.0
+    assert backward.shared_node(reference.value, x)["grads"][0] == 8 * x * (x**2 + 1)  # d/dx 2(x^2 + 1)^2
+    assert backward.shared_node(naive, x)["grads"][0] != 8 * x * (x**2 + 1)
 
 
 def test_a_value_used_twice_collects_both_contributions(reference):

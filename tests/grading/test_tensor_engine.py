@@ -350,11 +350,15 @@ def tensor_calls(sealed_reference) -> list:
 def test_tensor_scenarios_do_not_depend_on_what_ran_before(tensor_calls):
     """Each scenario alone in a fresh process, and after every other one in one interpreter (all
     of them run once, then each again), gives the same answer, and leaves no tensor alive:
-    nothing of one scenario is there for the next one's backward() to run."""
+    nothing of one scenario is there for the next one's backward() to run. The reference never
+    raises: an answer that is an exception in every run would agree with itself."""
     folder = KIT / "solutions"
     alone = run_calls(folder, tensor_calls, "alone")
     together = run_calls(folder, tensor_calls + tensor_calls, "together")
     count = len(tensor_calls)
+    raised = [f"{call[0]} {call[1]}: {answer}" for call, (answer, _) in zip(tensor_calls, alone)
+              if '"raised"' in answer]
+    assert not raised, "the reference raised, so nothing was compared: " + "; ".join(raised)
     differ = [f"{scenario_id} {kwargs}" for index, (scenario_id, kwargs) in enumerate(tensor_calls)
               if not alone[index][0] == together[index][0] == together[count + index][0]]
     assert not differ, "answers otherwise after other scenarios than alone: " + "; ".join(differ)

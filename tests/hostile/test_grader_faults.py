@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from staff import test_bulk
 from staff.test_bulk import DUAL, dual_only_class, entries_of, outdir
 from support import KIT
 
@@ -30,7 +29,6 @@ from autograder.staff import bulk
 from autograder.staff.cli import main
 
 pytestmark = pytest.mark.slow  # grades in processes of its own
-reference_cache = test_bulk.reference_cache
 SIN = "        return Dual(math.sin(self.val), math.cos(self.val) * self.der)"
 GRADING_SECONDS = 600
 

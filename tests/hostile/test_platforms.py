@@ -20,9 +20,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from platforms.test_classroom import grading_steps, release, workflow  # noqa: F401 - fixtures: the classroom release
-from platforms.test_gradescope import PEEK, bundle, by_part, image_env, layout, run_autograder, submit  # noqa: F401
-from platforms.test_release import student_env  # noqa: F401 - a fixture
+from platforms.test_classroom import grading_steps
+from platforms.test_gradescope import PEEK, by_part, run_autograder, submit
 from support import KIT
 from support.corpus import BUGS, build
 
@@ -92,7 +91,7 @@ def marks(tmp_path: Path) -> Path:
 
 
 def test_gradescope_uses_nothing_of_an_upload_but_its_engine_files(
-        layout, image_env, autograde, marks, tmp_path):  # noqa: F811
+        layout, image_env, autograde, marks, tmp_path):
     build(MUL_BUG, KIT / "solutions", tmp_path / "bug")
     submit(layout, tmp_path / "bug")
     kit_lookalikes(layout / "submission", tmp_path / "bug", marks)
@@ -109,7 +108,7 @@ def test_gradescope_uses_nothing_of_an_upload_but_its_engine_files(
 
 
 def test_gradescope_grades_the_same_when_the_kit_lookalikes_come_in_a_zip(
-        layout, image_env, autograde, marks, tmp_path):  # noqa: F811
+        layout, image_env, autograde, marks, tmp_path):
     build(MUL_BUG, KIT / "solutions", tmp_path / "bug")
     upload = tmp_path / "upload"
     submit(upload.parent, tmp_path / "bug", under="upload/hw")
@@ -125,7 +124,7 @@ def test_gradescope_grades_the_same_when_the_kit_lookalikes_come_in_a_zip(
 
 # -- the student handout, as GitHub Classroom runs it ----------------------------------------------
 
-def step_command(workflow: dict, part: str) -> str:  # noqa: F811
+def step_command(workflow: dict, part: str) -> str:
     return next(step["with"]["command"] for step in grading_steps(workflow) if step["name"] == part)
 
 
@@ -134,13 +133,13 @@ def run_step(command: str, handout: Path, env: dict, results: Path) -> subproces
                           capture_output=True, text=True, check=False)
 
 
-def test_a_solutions_folder_in_the_handout_is_not_the_reference(workflow, release, student_env,  # noqa: F811
+def test_a_solutions_folder_in_the_handout_is_not_the_reference(workflow, classroom_release, student_env,
                                                                  tmp_path):
     """The handout grades against the answers it ships sealed: a `solutions/` folder a student
     adds (their own files, say, kept as "my solutions") would otherwise be run as the reference
     and agree with every answer the submission gives."""
     handout = tmp_path / "repository"
-    shutil.copytree(release, handout)
+    shutil.copytree(classroom_release, handout)
     build(MUL_BUG, KIT / "solutions", handout / "assignments")
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), **student_env}
     command = step_command(workflow, "value.mul")
@@ -185,11 +184,11 @@ def pytest_runtest_makereport(item, call):
 
 
 def test_a_conftest_of_the_students_own_forges_a_classroom_pass_as_the_docs_warn(
-        workflow, release, student_env, tmp_path):  # noqa: F811
+        workflow, classroom_release, student_env, tmp_path):
     """Nothing in the student's repository can be trusted: docs/platforms.md says so, and this
     is the proof (a conftest.py at the top, no file of the kit's edited)."""
     handout = tmp_path / "repository"
-    shutil.copytree(release, handout)
+    shutil.copytree(classroom_release, handout)
     build(MUL_BUG, KIT / "solutions", handout / "assignments")
     (handout / "conftest.py").write_text(FORGED_PASS, encoding="utf-8")
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), **student_env}
@@ -202,11 +201,11 @@ def test_a_conftest_of_the_students_own_forges_a_classroom_pass_as_the_docs_warn
 
 
 def test_a_classroom_repository_uploaded_to_gradescope_scores_its_assignments(
-        layout, image_env, autograde, release, marks, tmp_path):  # noqa: F811
+        layout, image_env, autograde, classroom_release, marks, tmp_path):
     """The whole repository, forging conftest.py, pytest.ini, the kit's own suites and scenarios
     (whose files are named value.py, tensor.py, dual.py too) and all: only assignments/ counts."""
     repository = layout / "submission" / "engines-alice"
-    shutil.copytree(release, repository)
+    shutil.copytree(classroom_release, repository)
     build(MUL_BUG, KIT / "solutions", repository / "assignments")
     (repository / "conftest.py").write_text(FORGED_PASS + IMPORTED.format(marks=str(marks), name="conftest"),
                                             encoding="utf-8")
@@ -225,7 +224,7 @@ METADATA = {"id": 2, "previous_submissions": [{"score": 12.0, "results": {"tests
     {"name": "stability", "output": "expected 0.7615941559557649 (a part not shown yet)"}]}}]}
 
 
-def test_student_code_cannot_read_the_earlier_submissions_results(layout, image_env):  # noqa: F811
+def test_student_code_cannot_read_the_earlier_submissions_results(layout, image_env):
     """Gradescope's submission_metadata.json holds every earlier submission's results, the
     messages (expected values) of parts shown only after the deadline among them; student code
     that could read it would print them into a message of a part shown now."""
@@ -243,7 +242,7 @@ def test_student_code_cannot_read_the_earlier_submissions_results(layout, image_
     assert results["score"] == sum(part.points for part in GRADING.parts.values())
 
 
-def test_a_file_name_cannot_pass_for_a_line_of_what_intake_noticed(layout, image_env, autograde,  # noqa: F811
+def test_a_file_name_cannot_pass_for_a_line_of_what_intake_noticed(layout, image_env, autograde,
                                                                   tmp_path):
     """results.json's output lists intake's notes one a line, and a note quotes the upload's own
     names: a folder name with a line break in it stays on its note's line."""
@@ -264,7 +263,7 @@ def test_a_file_name_cannot_pass_for_a_line_of_what_intake_noticed(layout, image
     assert scores(by_part(results)) == scores(autograde(only_dual))
 
 
-def test_a_zip_in_a_zip_is_not_opened_and_the_student_is_told_what_to_upload(layout, image_env,  # noqa: F811
+def test_a_zip_in_a_zip_is_not_opened_and_the_student_is_told_what_to_upload(layout, image_env,
                                                                             tmp_path):
     inner = tmp_path / "engines.zip"
     with zipfile.ZipFile(inner, "w") as archive:

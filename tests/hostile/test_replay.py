@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from platforms.test_gradescope import bundle, image_env, layout, run_autograder, submit  # noqa: F401 - fixtures
+from platforms.test_gradescope import run_autograder, submit
 from support import KIT
 from support.autograding import autograde_folder
 

@@ -317,13 +317,18 @@ def test_an_endless_import_costs_only_its_file(bench):
 
 
 def test_different_hash_seeds_give_the_same_scores(bench):
-    submission = make_submission(bench["folder"], "hash_seeds")
-    seen = []
-    for seed in map(str, range(10)):
+    """The grader's PYTHONHASHSEED reaches neither its scores nor the worker, whose string hashes
+    are the same in every grading: a submission that prints one (in its stubbed __mul__, whose
+    failed checks show it) prints the same number however the grader was started."""
+    submission = make_submission(bench["folder"], "hash_seeds", in_mul='print("HASH", hash("value.mul"))')
+    seen = {}
+    for seed in ("1", "2"):
         results = grade(submission, bench["folder"], bench["grading"], *bench["extra"],
                         env={"PYTHONHASHSEED": seed})
-        seen.append([entry["score"] for entry in results.values()])
-    assert all(scores_ == seen[0] for scores_ in seen)
+        printed = set(re.findall(r"HASH (-?\d+)", results["value.mul"]["output"]))
+        assert len(printed) == 1, results["value.mul"]["output"]
+        seen[seed] = (scores(results), printed)
+    assert seen["1"] == seen["2"] and seen["1"][0] == bench["honest"]
 
 
 # Answers forged on their way out of the worker (json.dumps replaced at import): each keeps the

@@ -15,13 +15,8 @@ from support import KIT
 
 from autograder.config import load
 from platforms.test_release import (
-    AFTER_THE_DUE_DATE,
-    CLI,
     ENGINES,
     VISIBLE,
-    kit_with_visibility,
-    run,
-    student_env,  # noqa: F401 - a fixture
 )
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
@@ -32,34 +27,18 @@ GRADER = "education/autograding-command-grader@v1"
 REPORTER = "education/autograding-grading-reporter@v1"
 
 
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The GitHub Classroom release (the student release and its workflow) of a kit with a part
-    shown after the due date, which the workflow leaves out."""
-    kit = kit_with_visibility(tmp_path_factory.mktemp("kit"), {AFTER_THE_DUE_DATE: "after_due_date"})
-    out = tmp_path_factory.mktemp("classroom") / "handout"
-    done = run(CLI + ["release", "classroom", "-o", str(out)], kit)
-    assert done.returncode == 0, done.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
-def workflow(release: Path) -> dict:
-    return yaml.safe_load((release / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8"))
-
-
 def grading_steps(workflow: dict) -> list[dict]:
     steps = workflow["jobs"]["run-autograding-tests"]["steps"]
     return [step for step in steps if step.get("uses") == GRADER]
 
 
-def test_the_workflow_names_the_command_that_makes_it(release):
-    text = (release / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
+def test_the_workflow_names_the_command_that_makes_it(classroom_release):
+    text = (classroom_release / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
     assert "# Made by `autograder release classroom`;" in text and "release student" not in text
 
 
-def test_one_step_per_visible_part_with_its_points(workflow, release):
-    kept = load(release / "grading.toml")
+def test_one_step_per_visible_part_with_its_points(workflow, classroom_release):
+    kept = load(classroom_release / "grading.toml")
     steps = grading_steps(workflow)
     assert [step["name"] for step in steps] == [part for part in kept.parts if part in VISIBLE]
     for step in steps:
@@ -80,19 +59,19 @@ def test_the_reporter_adds_up_every_step(workflow):
     assert set(workflow["on"]) >= {"push"} and workflow["permissions"]["checks"] == "write"
 
 
-def test_it_installs_numpy_and_pytest_only(workflow, release):
+def test_it_installs_numpy_and_pytest_only(workflow, classroom_release):
     runs = [step["run"] for step in workflow["jobs"]["run-autograding-tests"]["steps"] if "run" in step]
     assert runs == ["python -m pip install -r requirements.txt"]
-    required = (release / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    required = (classroom_release / "requirements.txt").read_text(encoding="utf-8").splitlines()
     # tomli only where Python is older than 3.11, which has the same reader built in
     assert sorted(line.split(">=")[0] for line in required) == ["numpy", "pytest", "tomli"]
     assert next(line for line in required if line.startswith("tomli")).endswith("python_version < '3.11'")
 
 
 @pytest.mark.parametrize("files", ["solutions", "assignments"])
-def test_every_step_command_works_in_the_release(workflow, release, student_env, tmp_path, files):  # noqa: F811
+def test_every_step_command_works_in_the_release(workflow, classroom_release, student_env, tmp_path, files):
     handout = tmp_path / "repository"
-    shutil.copytree(release, handout)
+    shutil.copytree(classroom_release, handout)
     for engine in ENGINES:
         shutil.copyfile(KIT / files / f"{engine}.py", handout / "assignments" / f"{engine}.py")
     # The command grader passes on only PATH and HOME, and runs the command through a shell.

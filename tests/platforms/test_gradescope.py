@@ -27,7 +27,7 @@ from support.corpus import BUGS, build
 from autograder import sandbox
 from autograder.config import load
 from autograder.staff.release import python_minimum
-from platforms.test_release import only_packages, solution_lines
+from platforms.test_release import solution_lines
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
@@ -92,42 +92,6 @@ def validate(results: dict) -> None:
         hand_check(results, RESULTS_SCHEMA)
     else:
         jsonschema.validate(results, RESULTS_SCHEMA)
-
-
-@pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    done = subprocess.run(CLI + ["release", "gradescope", "-o", str(path)],
-                          cwd=KIT, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    return path
-
-
-@pytest.fixture(scope="module")
-def image_env(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """What Python can import in Gradescope's image: the bundle's requirements.txt, no more."""
-    with zipfile.ZipFile(bundle) as archive:
-        pins = archive.read("requirements.txt").decode().splitlines()
-    names = [line.partition("==")[0] for line in pins if "==" in line]
-    env = only_packages(tmp_path_factory.mktemp("image"), *names)
-    plugins = [name.replace("-", "_") for name in names if name.startswith("pytest-")]
-    return {**env, "PYTEST_PLUGINS": ",".join(plugins)}  # what pytest would load by itself there
-
-
-@pytest.fixture
-def layout(bundle: Path):
-    """A fresh copy of Gradescope's /autograder: yields its root; submission/ starts empty."""
-    root = Path(tempfile.mkdtemp(prefix="autograder-root-"))
-    root.chmod(0o755)  # as on Gradescope, where `nobody` may reach the virtualenv under it
-    with zipfile.ZipFile(bundle) as archive:
-        archive.extractall(root / "source")
-    for name in ("run_autograder", "setup.sh"):
-        (root / "source" / name).chmod(0o755)  # Gradescope keeps the modes the zip records
-    shutil.copyfile(root / "source" / "run_autograder", root / "run_autograder")
-    (root / "venv").symlink_to(sys.prefix)
-    (root / "submission").mkdir()
-    yield root
-    shutil.rmtree(root)
 
 
 def run_autograder(root: Path, env: dict) -> tuple[dict, str]:

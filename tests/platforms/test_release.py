@@ -140,12 +140,6 @@ def only_packages(folder: Path, *distributions: str) -> dict:
     return {"PYTHONPATH": str(folder), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
-@pytest.fixture(scope="module")
-def student_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """An environment in which Python sees only the standard library, numpy and pytest."""
-    return only_packages(tmp_path_factory.mktemp("numpy-and-pytest"), "numpy", "pytest")
-
-
 def release_texts(release: Path) -> dict[Path, str]:
     return {path.relative_to(release): path.read_text(encoding="utf-8", errors="replace")
             for path in release.rglob("*") if path.is_file()}

@@ -45,14 +45,6 @@ NUMBER = r"-?\d+(\.\d+)?(e-?\d+)?"
 RUN_SECONDS = 600
 
 
-@pytest.fixture(scope="module")
-def reference_cache(tmp_path_factory) -> Path:
-    """The reference sealed once for these tests, as the `reference/` folder of an OUTDIR."""
-    out = tmp_path_factory.mktemp("sealed")
-    bulk.sealed_reference(out, bulk.grader_version())
-    return out / "reference"
-
-
 def outdir(path: Path, reference_cache: Path) -> Path:
     """A fresh OUTDIR that already holds the sealed reference, as a second run would."""
     shutil.copytree(reference_cache, path / "reference")

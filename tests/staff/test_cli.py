@@ -33,14 +33,6 @@ from staff.test_bulk import (
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
 
-@pytest.fixture(scope="module")
-def reference_cache(tmp_path_factory) -> Path:
-    """The reference sealed once for these tests, as the `reference/` folder of an OUTDIR."""
-    out = tmp_path_factory.mktemp("sealed")
-    bulk.sealed_reference(out, bulk.grader_version())
-    return out / "reference"
-
-
 def error_lines(text: str) -> list[str]:
     """What was said, without argparse's usage and the progress bar."""
     return [line for line in text.splitlines()
@@ -283,6 +275,38 @@ def ids(out: Path) -> dict[str, int]:
         return dict(db.execute("SELECT source, id FROM submissions"))
 
 
+# The `autograder` command with one of its functions (`module:Class.method`) made to wait for
+# Ctrl-C when it is called the Nth time: the run cannot end before the test's signal, however
+# busy the machine, and the signal lands where the test says.
+WAITING = """
+import functools, importlib, signal, sys
+where, count = sys.argv[1], int(sys.argv[2])
+module, _, name = where.partition(":")
+holder = importlib.import_module(module)
+*path, attribute = name.split(".")
+for step in path:
+    holder = getattr(holder, step)
+original, calls = getattr(holder, attribute), []
+
+@functools.wraps(original)
+def waiting(*args, **kwargs):
+    calls.append(args)
+    if len(calls) == count:
+        signal.pause()  # the test's Ctrl-C raises KeyboardInterrupt here
+    return original(*args, **kwargs)
+
+setattr(holder, attribute, waiting)
+from autograder.staff.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def waiting_at(where: str, count: int, *arguments: str) -> list[str]:
+    """The command line of `autograder ARGUMENTS` that waits for Ctrl-C at the `count`th call of
+    `where`."""
+    return [sys.executable, "-c", WAITING, where, str(count), *arguments]
+
+
 def run_until(command: list[str], ready, deadline: float) -> subprocess.CompletedProcess:
     """Start the command in a session of its own, and press Ctrl-C (SIGINT to the whole group,
     as a terminal does) once `ready()` is true."""
@@ -290,6 +314,7 @@ def run_until(command: list[str], ready, deadline: float) -> subprocess.Complete
                                stderr=subprocess.PIPE, text=True)
     while not ready() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert process.poll() is None, f"the run ended before Ctrl-C: {process.communicate()}"
     os.killpg(process.pid, signal.SIGINT)
     out, err = process.communicate(timeout=RUN_SECONDS)
     return subprocess.CompletedProcess(command, process.returncode, out, err)
@@ -309,7 +334,8 @@ def test_ctrl_c_during_a_forced_run_counts_what_this_run_graded(tmp_path, refere
         except sqlite3.OperationalError:
             return False
 
-    command = CLI + ["bulk", str(klass), "-o", str(out), "--jobs", "1", "--force"]
+    command = waiting_at("autograder.staff.gradebook:Gradebook.record", 3,
+                            "bulk", str(klass), "-o", str(out), "--jobs", "1", "--force")
     done = run_until(command, two_regraded, deadline)
     assert done.returncode == 130 and "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
@@ -328,9 +354,9 @@ def test_ctrl_c_during_a_forced_run_counts_what_this_run_graded(tmp_path, refere
 
 def test_ctrl_c_as_soon_as_the_gradebook_exists_is_one_line_and_counts_what_is_in_it(tmp_path):
     klass = dual_only_class(tmp_path / "class", {"ada": DUAL, "bea": DUAL})
-    out = tmp_path / "out"  # no sealed reference yet: the interrupt lands while it is sealed, or later
-    done = run_until(CLI + ["bulk", str(klass), "-o", str(out)], (out / "gradebook.sqlite").exists,
-                     time.monotonic() + RUN_SECONDS)
+    out = tmp_path / "out"  # no sealed reference yet: the interrupt lands before it is sealed, at the latest
+    command = waiting_at("autograder.staff.bulk:sealed_reference", 1, "bulk", str(klass), "-o", str(out))
+    done = run_until(command, (out / "gradebook.sqlite").exists, time.monotonic() + RUN_SECONDS)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
     (line,) = [line for line in done.stderr.splitlines() if "interrupted" in line]
     recorded = len(Gradebook(out / "gradebook.sqlite").entries())

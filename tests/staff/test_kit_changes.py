@@ -9,11 +9,18 @@ refused by check, one line each naming the file and the fix; no command ends in 
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
+from support import KIT
 
 from staff.test_authoring import (
     autograder,
@@ -267,6 +274,9 @@ def test_pow_as_a_part_is_refused_while_another_parts_scenario_runs_it(kit, tmp_
 # -- an engine removed, a bigger task -------------------------------------------------------------------
 
 def test_removing_the_dual_engine_works_from_check_to_every_release_and_mutate(kit, tmp_path):
+    """As docs/authoring.md says: `part given dual`, check, the two files removed. Then check,
+    every release (none ships a scenario of dual), mutate, `autograder replicas`, the example
+    class and `autograder bulk` on it all work, in the copy, with its own package."""
     assert autograder(kit, "part", "given", "dual").returncode == 0
     assert problems(autograder(kit, "check")) == [
         'solutions/dual.py: no part of grading.toml grades it; remove it and assignments/dual.py, or add a '
@@ -278,8 +288,23 @@ def test_removing_the_dual_engine_works_from_check_to_every_release_and_mutate(k
     assert sorted(path.name for path in built["nbgrader"].iterdir()) == ["tensor.ipynb", "value.ipynb"]
     readme = (built["student"] / "README.md").read_text(encoding="utf-8")
     assert "two small automatic-differentiation engines" in readme and "dual" not in readme
+    for target in ("student", "classroom"):
+        assert not list(built[target].rglob("dual*.py")), target
+    with zipfile.ZipFile(built["gradescope"]) as bundle:
+        assert not [name for name in bundle.namelist() if Path(name).name.startswith("dual")]
     done = autograder(kit, "mutate", "value.zero_grad", "--jobs", "2")
     assert done.returncode == 0 and "mutation score: " in done.stdout, done.stdout + done.stderr
+    done = autograder(kit, "replicas", "--seeds", "1")
+    assert done.returncode == 0 and "recorded 6 of 6 replicas" in done.stdout, done.stdout + done.stderr
+    shutil.copytree(KIT / "examples", kit / "examples", ignore=shutil.ignore_patterns("class", "__pycache__"))
+    made = subprocess.run([sys.executable, "examples/make_class.py"], cwd=kit, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(kit)}, check=False)
+    assert made.returncode == 0, made.stdout + made.stderr
+    done = autograder(kit, "bulk", "examples/class", "-o", str(tmp_path / "graded"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    with (tmp_path / "graded" / "grades.csv").open(newline="", encoding="utf-8") as grades:
+        graded = {row["student"]: row for row in csv.DictReader(grades)}
+    assert "dual" not in graded["alice"] and float(graded["alice"]["total"]) == 92  # 102 less dual's 10
 
 
 def test_a_bigger_network_is_priced_in_the_cost_report(kit, tmp_path):

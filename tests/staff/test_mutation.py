@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from support import SEEDS
-from support.corpus import BUGS, CORRECT, Submission, bug_folders, build
+from support.corpus import BUGS, CORRECT, GIVEN_CHANGES, Submission, bug_folders, build
 
 from autograder.config import load
 from autograder.stubs import engine_files
 from mutants.generate import KIT, Mutant, generate, stubs
-from mutants.grading import GradedFolder, collected_tests, grade_all, unfailed
+from mutants.grading import collected_tests, grade_all, suite_modules, unfailed
 from mutants.probe import Probe
 from mutants.replay import calls_from
 from mutants.run import MutationRun, killed_at, may_also_cost, mutation_run
@@ -51,13 +51,6 @@ def run(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> MutationR
     calls = calls_from(KIT, sealed_reference.junit, sealed_reference.path)
     return mutation_run(sealed_reference.path, tmp_path_factory.mktemp("mutants"), CORES, parts=PARTS,
                         calls=calls)
-
-
-@pytest.fixture(scope="module")
-def bug_grades(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> dict[str, GradedFolder]:
-    """The single bugs of tests/corpus.py, graded test by test."""
-    scratch = tmp_path_factory.mktemp("bugs")
-    return grade_all(bug_folders(scratch, SOLUTIONS), sealed_reference.path, scratch, CORES)
 
 
 def as_mutants(submission: Submission, folder: Path) -> list[Mutant]:
@@ -172,9 +165,24 @@ def test_no_mutant_costs_a_part_other_than_its_own(run: MutationRun):
     assert not others, f"{len(others)} mutants cost other parts:\n" + "\n".join(run.other_costs())
 
 
-def test_every_test_of_the_suites_is_failed_by_some_mutant_or_bug(run: MutationRun,
-                                                                  bug_grades: dict[str, GradedFolder]):
-    nothing = unfailed(collected_tests(), [*run.grades.values(), *bug_grades.values()])
+def bugs_for(tests: list[str], scratch: Path) -> dict[str, Path]:
+    """The corpus's single bugs and changes to the given code that could fail one of `tests`,
+    built: a bug that fails a test loses its part (the fairness tests hold each bug to the parts
+    it declares), and a change to the given code may cost any part."""
+    modules = {Path(test.split("::")[0]).stem for test in tests}
+    parts = {part for part, held in suite_modules().items() if modules & set(held)}
+    declared = {s.name: s.loses for s in [*BUGS, *GIVEN_CHANGES.values()]}
+    return {name: folder for name, folder in bug_folders(scratch, SOLUTIONS).items()
+            if not declared[name] or declared[name] & parts}
+
+
+def test_every_test_of_the_suites_is_failed_by_some_mutant_or_bug(run: MutationRun, sealed_reference,
+                                                                  tmp_path: Path):
+    """Graded test by test, the corpus bugs that could fail a test no mutant failed."""
+    tests = collected_tests()
+    left = unfailed(tests, list(run.grades.values()))
+    bug_grades = grade_all(bugs_for(left, tmp_path), sealed_reference.path, tmp_path, CORES) if left else {}
+    nothing = unfailed(set(left), list(bug_grades.values()))
     assert not nothing, (f"{len(nothing)} tests are failed by no mutant and no corpus bug, so they "
                          "check nothing either could show:\n" + "\n".join(f"  {t}" for t in nothing))
 

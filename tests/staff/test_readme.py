@@ -43,3 +43,35 @@ def test_the_message_docs_students_shows_is_the_one_the_kit_prints(tmp_path):
                            "no:cacheprovider", "--submission=" + str(tmp_path / "submission")], cwd=KIT,
                           capture_output=True, text=True, timeout=RUN_SECONDS)
     assert shown.count("\n") > 15 and shown in done.stdout, done.stdout[-3000:]
+
+
+def test_messages_full_and_repro_do_what_the_students_doc_says(tmp_path):
+    """`--messages full` shows every lost check's whole message where a plain run shows a line
+    each, and `--repro` writes each failed check's snippet to repro/<check>.py beside the
+    student's files, which prints what the message says came out."""
+    text = (KIT / "docs" / "students.md").read_text(encoding="utf-8")
+    assert "`pytest autograder --messages full`" in text and "`pytest autograder --repro`" in text
+    assert "`repro/<check>.py` beside your files" in text
+    bug = next(entry for entry in BUGS if entry.name == "mul-assigns-instead-of-adding")
+    submission = tmp_path / "submission"
+    build(bug, KIT / "solutions", submission)
+
+    def graded(*options: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider",
+                               "--submission=" + str(submission), *options], cwd=KIT, capture_output=True,
+                              text=True, timeout=RUN_SECONDS)
+        return done.stdout
+
+    plain = graded()
+    lost = re.findall(r"^[\w.]+ +(test_\w+): ", plain, re.MULTILINE)
+    assert "test_value_used_twice" in lost and "To reproduce" not in plain, plain[-3000:]
+    assert not (submission / "repro").exists(), "a plain run wrote snippets"
+    full = graded("--messages", "full", "--repro")
+    for test in lost:
+        assert re.search(rf"^_+ {test} _+$", full, re.MULTILINE), f"{test}: no whole message\n{full[-3000:]}"
+    assert full.count("To reproduce") == len(lost)
+    assert sorted(path.stem for path in (submission / "repro").glob("*.py")) == sorted(lost)
+    snippet = subprocess.run([sys.executable, "repro/test_value_used_twice.py"], cwd=submission,
+                             capture_output=True, text=True, timeout=RUN_SECONDS)
+    assert snippet.returncode == 0 and snippet.stdout.split()[-1] == "0.5", snippet.stdout + snippet.stderr
+    assert "Came out: x.grad = 0.5" in full

@@ -1,13 +1,28 @@
 """What the kit's own tests share: where the kit is, and the seeds its questions are asked at."""
 
+from __future__ import annotations
+
 import os
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent.parent
 
-# The seeds the kit's own tests ask the suites' questions at, beside the public one: whatever a
-# test proves of the suites (fairness, diagnoses, mutation, the numbers a message states) it
-# proves at each. An official grading draws its seed from a secret; these stand for any.
-SEEDS = ("5eed0001", "c0ffee42", "0ddba115")
-EVERY_SEED = ("public", *SEEDS)
+# The seeds beside the public one that `--exhaustive` adds: whatever a test proves of the suites
+# (fairness, diagnoses, mutation, the numbers a message states) it then proves at each as well.
+FIXED_SEEDS = ("5eed0001", "c0ffee42", "0ddba115")
+# The seeds a run asks at beside the public one: an official seed drawn for this run (see
+# tests/conftest.py), and with --exhaustive FIXED_SEEDS too. configure() sets them before pytest
+# imports a test module; these are what a module imported outside pytest sees.
+SEEDS: tuple[str, ...] = FIXED_SEEDS
+EVERY_SEED: tuple[str, ...] = ("public", *SEEDS)
+EXHAUSTIVE = False  # every seed and every Python, not only the public seed, one drawn, and two Pythons
 CORES = os.cpu_count() or 2
+
+
+def configure(drawn: str, exhaustive: bool) -> None:
+    """Ask this run's questions at the public seed and `drawn`, and with `exhaustive` at
+    FIXED_SEEDS as well."""
+    global SEEDS, EVERY_SEED, EXHAUSTIVE
+    SEEDS = (drawn, *(FIXED_SEEDS if exhaustive else ()))
+    EVERY_SEED = ("public", *SEEDS)
+    EXHAUSTIVE = exhaustive
