@@ -28,7 +28,7 @@ import pytest
 from autograder.sandbox import seccomp
 
 KIT = Path(__file__).resolve().parents[2]
-libseccomp = pytest.importorskip("pyseccomp", reason="libseccomp's Python interface, of the kit's staff extra")
+libseccomp = pytest.importorskip("pyseccomp", reason="libseccomp's Python interface (the staff extra)")
 pytestmark = pytest.mark.skipif(seccomp.program() is None, reason="no libseccomp here to build the filter")
 
 
