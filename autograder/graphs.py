@@ -329,7 +329,9 @@ def wrong_rule(got: Graph, mine: int, wrong: list, tol: Closeness, first: bool) 
     if len(wrong) == 1:
         p, (before, after), (e_before, e_after) = wrong[0]
         share = e_after - e_before
-        if not tol.close(0.0, before) and tol.close(before, e_before) and tol.close(after, share):
+        # A rule that left the gradient where its share would put it added nothing: it set nothing.
+        if not tol.close(0.0, before) and tol.close(before, e_before) and tol.close(after, share) \
+                and not tol.close(after, before):
             return Finding(mine, f"{head}sets the gradient of {call(got, p, op=False)} to {number(after)}, "
                                  f"its own share, where it should add that share to the {number(before)} "
                                  f"already there (giving {number(e_after)}).")
@@ -363,8 +365,9 @@ def wrong_gradient(expected: Graph, got: Graph, pairs: dict[int, int], mine: int
         what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         one = len(feeds) == 1
         sentence += (f", though the node{'' if one else 's'} it feeds, {what}, "
-                     f"{'has' if one else 'have'} the right gradient{'' if one else 's'}: what "
-                     f"{'its rule' if one else 'their rules'} passed to it is wrong.")
+                     f"{'has' if one else 'have'} the right gradient{'' if one else 's'}: either "
+                     f"{'its rule' if one else 'their rules'} passed it the wrong amount, or its "
+                     "gradient was changed afterwards (a rule run twice, or a gradient cleared).")
         if given_rules:
             sentence += " " + GIVEN_RULES
     else:
