@@ -415,9 +415,10 @@ def table(expected: Graph, got: Graph, pairs: dict[int, int], mark: int | None, 
 
 
 def report(expected_drawing: object, got_drawing: object, tol: Closeness,
-           given_rules: bool = False) -> str | None:
+           given_rules: bool = False, part: str = "") -> str | None:
     """The graph block of a failed scenario's message, or None: when either drawing is missing
-    or malformed, or the two graphs show no difference to point at."""
+    or malformed, or the two graphs show no difference to point at. `part`: the part whose check
+    failed, so that a wrong rule of another part's operation is said to be that part's."""
     expected, got = parse(expected_drawing), parse(got_drawing)
     if expected is None or got is None:
         return None
@@ -425,7 +426,32 @@ def report(expected_drawing: object, got_drawing: object, tol: Closeness,
     if finding is None:
         return None
     lines = [INTRO, *table(expected, got, match(expected, got, tol), finding.row, tol)]
-    return "\n".join(lines + [textwrap.fill(finding.sentence, WIDTH)])
+    sentence = finding.sentence + other_part(got, finding.row, tol, part)
+    return "\n".join(lines + [textwrap.fill(sentence, WIDTH)])
+
+
+# The part whose stub makes the nodes of each operation label, as the handout's `_op` labels them.
+PART_OF_OP = {"*": "value.mul", "/": "value.truediv", "tanh": "value.tanh", "relu": "value.relu",
+              "sigmoid": "value.sigmoid"}
+
+
+def other_part(got: Graph, row: int | None, tol: Closeness, part: str) -> str:
+    """The sentence that says the fault is another part's, where the kit ran the rules and the
+    marked node's whole gradient came from one node of another part's operation (a `/` built
+    from `*`, in a check of `/`), or ""."""
+    if row is None or not part:
+        return ""
+    found = [(c, got.nodes[c].added(row)) for c in got.consumers(row)]
+    if len(found) != 1 or found[0][1] is None:
+        return ""
+    consumer, (before, after) = found[0]
+    op = got.nodes[consumer].op
+    owner = PART_OF_OP.get(op)
+    if owner is None or owner == part or not tol.close(got.nodes[row].grad, after) or before != 0:
+        return ""
+    return (f" All of that gradient came from the rule of the `{op}` node (row {consumer + 1}), which your "
+            f"`{op}` made: this check's operation is built from `{op}` here, so the fault is in `{op}` "
+            f"(part {owner}).")
 
 
 # -- reading the block back, for the feedback files --------------------------------------------------
