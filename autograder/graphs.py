@@ -282,15 +282,18 @@ def forward(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness) 
 
 def gradients(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness,
               given_rules: bool) -> Finding | None:
-    """From the output: the first node whose rule adds the wrong amount to a parent (where the
-    kit ran the rules), or whose gradient is wrong though every node it feeds has the right
-    one; else the first node whose gradient is wrong (fed by nodes the reference has not)."""
+    """From the output: the first node whose rule adds the wrong amount to a parent whose
+    gradient the table shows wrong (where the kit ran the rules), or whose gradient is wrong
+    though every node it feeds has the right one; else the first wrong rule whose error the
+    table cannot show (another error made up for it); else the first node whose gradient is
+    wrong (fed by nodes the reference has not)."""
     def right(mine: int) -> bool:  # as the table shows it: beside a node of the same gradient
         theirs = pairs.get(mine)
         return theirs is not None and tol.close(got.nodes[mine].grad, expected.nodes[theirs].grad)
 
     kit = got.by_the_kit and expected.by_the_kit
     unexplained = None
+    hidden = None  # a wrong rule whose parents' gradients all look right in the table: named last
     for mine, node in enumerate(got.nodes):
         theirs = pairs.get(mine)
         if theirs is None or not same_value(got, mine, expected, theirs):
@@ -310,8 +313,12 @@ def gradients(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness
         wrong = [(p, node.added(p), other.added(pairs[p])) for p in node.distinct
                  if pairs.get(p) in other.distinct]
         wrong = [(p, g, e) for p, g, e in wrong if e is not None and not tol.close(g[1] - g[0], e[1] - e[0])]
-        if wrong:
+        if wrong and any(not right(p) for p, _, _ in wrong):
             return wrong_rule(got, mine, wrong, tol, unexplained is None)
+        if wrong and hidden is None:
+            hidden = (mine, wrong, unexplained is None)
+    if hidden is not None:
+        return wrong_rule(got, *hidden[:2], tol, hidden[2])
     if unexplained is None:
         return None
     return wrong_gradient(expected, got, pairs, unexplained, given_rules, True, False)
