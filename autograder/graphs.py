@@ -32,7 +32,8 @@ RATIOS = ((0.5, "half of what it should"), (1 / 3, "a third of what it should"),
 GIVEN_RULES = ("Every rule in this graph is a given one, so look at how backward() runs them: each "
                "once per call, a node's only after the nodes it feeds have run theirs, and nothing "
                "cleared in between.")
-ROOT_RULE = "backward() sets the root's gradient to 1.0, whatever it held before."
+ROOT_RULE = ("backward() sets the root's gradient to 1.0, whatever it held before, and leaves it there: "
+             "a root that ends at another value was not set so, or was changed after its rule ran.")
 
 
 class Closeness(Protocol):
