@@ -36,11 +36,11 @@ CATALOGUE: dict[str, Misconception] = {
         "relu's local derivative is 1 where the input is positive and 0 where it is not."),
     "relu-cuts-graph": Misconception(
         "relu returns its input itself, or a constant with no parent, instead of a node of its own",
-        "relu's value and slope can be right while the graph is not: `return self` where x > 0, "
-        "or `Value(0.0)` where x <= 0, leaves no relu node with x as its parent. A unit shut for a "
-        "whole batch is then cut out of the graph: zero_grad() on the loss never reaches the "
-        "weights behind it, and the next step moves them with a gradient left from an earlier "
-        "one. Return `Value(max(x, 0), (self,), 'relu')` on both sides of the gate."),
+        "relu's value and slope can be right while the graph is not: `return self` where the gate "
+        "is open, or a fresh constant where it is shut, leaves no relu node with x as its parent. A "
+        "unit shut for a whole batch is then cut out of the graph: zero_grad() on the loss never "
+        "reaches the weights behind it, and the next step moves them with a gradient left from an "
+        "earlier one. Return a new Value with `(self,)` as its parents on both sides of the gate."),
     "quotient-rule": Misconception(
         "a / b has the wrong derivative with respect to b",
         "`a / b = a * b**-1`, so `d/db = -a / b**2`: the sign and the square both matter."),
