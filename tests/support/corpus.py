@@ -252,7 +252,8 @@ BUGS = (
     # A set of parents of Values compared by data keeps one of two distinct parents of equal data.
     bug("values-compared-by-data-in-a-set-of-parents", SET_PARENTS,
         Edit("value", "    def __repr__(self) -> str:",
-             "    def __eq__(self, other):\n        return isinstance(other, Value) and self.data == other.data\n\n"
+             "    def __eq__(self, other):\n"
+             "        return isinstance(other, Value) and self.data == other.data\n\n"
              "    def __hash__(self):\n        return hash(self.data)\n\n    def __repr__(self) -> str:"),
         loses={"value.mul", "value.relu", "value.backward", "value.training"},
         names={"equal-data-merged"}),
