@@ -32,7 +32,8 @@ RATIOS = ((0.5, "half of what it should"), (1 / 3, "a third of what it should"),
 GIVEN_RULES = ("Every rule in this graph is a given one, so look at how backward() runs them: each "
                "once per call, a node's only after the nodes it feeds have run theirs, and nothing "
                "cleared in between.")
-ROOT_RULE = "backward() sets the root's gradient to 1.0, whatever it held before."
+ROOT_RULE = ("backward() sets the root's gradient to 1.0, whatever it held before, and leaves it there: "
+             "a root that ends at another value was not set so, or was changed after its rule ran.")
 
 
 class Closeness(Protocol):
@@ -282,15 +283,18 @@ def forward(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness) 
 
 def gradients(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness,
               given_rules: bool) -> Finding | None:
-    """From the output: the first node whose rule adds the wrong amount to a parent (where the
-    kit ran the rules), or whose gradient is wrong though every node it feeds has the right
-    one; else the first node whose gradient is wrong (fed by nodes the reference has not)."""
+    """From the output: the first node whose rule adds the wrong amount to a parent whose
+    gradient the table shows wrong (where the kit ran the rules), or whose gradient is wrong
+    though every node it feeds has the right one; else the first wrong rule whose error the
+    table cannot show (another error made up for it); else the first node whose gradient is
+    wrong (fed by nodes the reference has not)."""
     def right(mine: int) -> bool:  # as the table shows it: beside a node of the same gradient
         theirs = pairs.get(mine)
         return theirs is not None and tol.close(got.nodes[mine].grad, expected.nodes[theirs].grad)
 
     kit = got.by_the_kit and expected.by_the_kit
     unexplained = None
+    hidden = None  # a wrong rule whose parents' gradients all look right in the table: named last
     for mine, node in enumerate(got.nodes):
         theirs = pairs.get(mine)
         if theirs is None or not same_value(got, mine, expected, theirs):
@@ -310,8 +314,12 @@ def gradients(expected: Graph, got: Graph, pairs: dict[int, int], tol: Closeness
         wrong = [(p, node.added(p), other.added(pairs[p])) for p in node.distinct
                  if pairs.get(p) in other.distinct]
         wrong = [(p, g, e) for p, g, e in wrong if e is not None and not tol.close(g[1] - g[0], e[1] - e[0])]
-        if wrong:
+        if wrong and any(not right(p) for p, _, _ in wrong):
             return wrong_rule(got, mine, wrong, tol, unexplained is None)
+        if wrong and hidden is None:
+            hidden = (mine, wrong, unexplained is None)
+    if hidden is not None:
+        return wrong_rule(got, *hidden[:2], tol, hidden[2])
     if unexplained is None:
         return None
     return wrong_gradient(expected, got, pairs, unexplained, given_rules, True, False)
@@ -329,7 +337,9 @@ def wrong_rule(got: Graph, mine: int, wrong: list, tol: Closeness, first: bool) 
     if len(wrong) == 1:
         p, (before, after), (e_before, e_after) = wrong[0]
         share = e_after - e_before
-        if not tol.close(0.0, before) and tol.close(before, e_before) and tol.close(after, share):
+        # A rule that left the gradient where its share would put it added nothing: it set nothing.
+        if not tol.close(0.0, before) and tol.close(before, e_before) and tol.close(after, share) \
+                and not tol.close(after, before):
             return Finding(mine, f"{head}sets the gradient of {call(got, p, op=False)} to {number(after)}, "
                                  f"its own share, where it should add that share to the {number(before)} "
                                  f"already there (giving {number(e_after)}).")
@@ -363,8 +373,9 @@ def wrong_gradient(expected: Graph, got: Graph, pairs: dict[int, int], mine: int
         what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         one = len(feeds) == 1
         sentence += (f", though the node{'' if one else 's'} it feeds, {what}, "
-                     f"{'has' if one else 'have'} the right gradient{'' if one else 's'}: what "
-                     f"{'its rule' if one else 'their rules'} passed to it is wrong.")
+                     f"{'has' if one else 'have'} the right gradient{'' if one else 's'}: either "
+                     f"{'its rule' if one else 'their rules'} passed it the wrong amount, or its "
+                     "gradient was changed afterwards (a rule run twice, or a gradient cleared).")
         if given_rules:
             sentence += " " + GIVEN_RULES
     else:
@@ -412,9 +423,10 @@ def table(expected: Graph, got: Graph, pairs: dict[int, int], mark: int | None, 
 
 
 def report(expected_drawing: object, got_drawing: object, tol: Closeness,
-           given_rules: bool = False) -> str | None:
+           given_rules: bool = False, part: str = "") -> str | None:
     """The graph block of a failed scenario's message, or None: when either drawing is missing
-    or malformed, or the two graphs show no difference to point at."""
+    or malformed, or the two graphs show no difference to point at. `part`: the part whose check
+    failed, so that a wrong rule of another part's operation is said to be that part's."""
     expected, got = parse(expected_drawing), parse(got_drawing)
     if expected is None or got is None:
         return None
@@ -422,7 +434,32 @@ def report(expected_drawing: object, got_drawing: object, tol: Closeness,
     if finding is None:
         return None
     lines = [INTRO, *table(expected, got, match(expected, got, tol), finding.row, tol)]
-    return "\n".join(lines + [textwrap.fill(finding.sentence, WIDTH)])
+    sentence = finding.sentence + other_part(got, finding.row, tol, part)
+    return "\n".join(lines + [textwrap.fill(sentence, WIDTH)])
+
+
+# The part whose stub makes the nodes of each operation label, as the handout's `_op` labels them.
+PART_OF_OP = {"*": "value.mul", "/": "value.truediv", "tanh": "value.tanh", "relu": "value.relu",
+              "sigmoid": "value.sigmoid"}
+
+
+def other_part(got: Graph, row: int | None, tol: Closeness, part: str) -> str:
+    """The sentence that says the fault is another part's, where the kit ran the rules and the
+    marked node's whole gradient came from one node of another part's operation (a `/` built
+    from `*`, in a check of `/`), or ""."""
+    if row is None or not part:
+        return ""
+    found = [(c, got.nodes[c].added(row)) for c in got.consumers(row)]
+    if len(found) != 1 or found[0][1] is None:
+        return ""
+    consumer, (before, after) = found[0]
+    op = got.nodes[consumer].op
+    owner = PART_OF_OP.get(op)
+    if owner is None or owner == part or not tol.close(got.nodes[row].grad, after) or before != 0:
+        return ""
+    return (f" All of that gradient came from the rule of the `{op}` node (row {consumer + 1}), which your "
+            f"`{op}` made: this check's operation is built from `{op}` here, so the fault is in `{op}` "
+            f"(part {owner}).")
 
 
 # -- reading the block back, for the feedback files --------------------------------------------------

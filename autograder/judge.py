@@ -96,7 +96,7 @@ def judge(*, test: str, part: str, situation: str, snippet: str, kwargs: dict, e
         check.stub = stub_named(*raised) or ""
         check.waiting_for = waiting_for(*raised)
     if drawings is not None and not got.failure:
-        check.graph = graph_report(expected, got, mismatch, tolerance, drawings, given_rules) or ""
+        check.graph = graph_report(expected, got, mismatch, tolerance, drawings, given_rules, part) or ""
     return check
 
 
@@ -201,7 +201,8 @@ def diagnose(expected: object, got: Reply, suspects: dict[str, Suspect]) -> str 
 
 
 def graph_report(expected: Reply, got: Reply, mismatch: Mismatch | None, tolerance: Tolerance,
-                 drawings: Callable[[], tuple[list | None, list | None]], given_rules: bool) -> str | None:
+                 drawings: Callable[[], tuple[list | None, list | None]], given_rules: bool,
+                 part: str = "") -> str | None:
     """The graph block for the case a message shows, when `drawings()` gives the graphs both
     sides drew: the case of the first mismatch in a list of cases, or the scenario's one graph."""
     if isinstance(expected.observations, list):
@@ -219,7 +220,7 @@ def graph_report(expected: Reply, got: Reply, mismatch: Mismatch | None, toleran
         return None
     from . import graphs  # imported here: only a failed scenario's message pays for it
 
-    return graphs.report(theirs[index], mine[index], tolerance, given_rules)
+    return graphs.report(theirs[index], mine[index], tolerance, given_rules, part)
 
 
 def changed_given(name: str, expressions: list[str], leaves: dict, expected: dict, got: dict) -> str:

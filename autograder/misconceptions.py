@@ -34,15 +34,24 @@ CATALOGUE: dict[str, Misconception] = {
     "relu-gate": Misconception(
         "relu passes the gradient on the wrong side of zero",
         "relu's local derivative is 1 where the input is positive and 0 where it is not."),
+    "relu-cuts-graph": Misconception(
+        "relu returns its input itself, or a constant with no parent, instead of a node of its own",
+        "relu's value and slope can be right while the graph is not: `return self` where the gate "
+        "is open, or a fresh constant where it is shut, leaves no relu node with x as its parent. A "
+        "unit shut for a whole batch is then cut out of the graph: zero_grad() on the loss never "
+        "reaches the weights behind it, and the next step moves them with a gradient left from an "
+        "earlier one. Return a new Value with `(self,)` as its parents on both sides of the gate."),
     "quotient-rule": Misconception(
         "a / b has the wrong derivative with respect to b",
         "`a / b = a * b**-1`, so `d/db = -a / b**2`: the sign and the square both matter."),
     "no-topological-order": Misconception(
-        "backward visits nodes before their gradient is complete",
-        "A node may pass its gradient on only after every node that uses it has contributed. "
-        "Sort the graph topologically (each node after its parents, once), then run the local "
-        "rules in reverse. Without the sort, a shared node pushes its gradient more than once: "
-        "`(x*x)*(x*x)` at x = 2 gives 64 instead of 32."),
+        "backward() runs a shared node's rule more than once, or before its gradient is complete",
+        "A node used by two others passed its gradient on twice, or part of it: `(x*x)*(x*x)` at "
+        "x = 2 gives 64 instead of 32. Causes that fit: an order with no visited set, or an "
+        "iterative sort that pushes a node once per path, so that the node is listed and its rule "
+        "run twice; or no topological order at all, so that a node runs before all its consumers "
+        "have added their shares. Sort the graph topologically, each node once and after its "
+        "parents, then run the rules in reverse."),
     "backward-pre-order": Misconception(
         "backward() runs a node's rule as soon as it reaches the node, before every consumer "
         "has added its share",
@@ -74,6 +83,12 @@ CATALOGUE: dict[str, Misconception] = {
         "`(self, other)`, and attaches its rule to it: `out._backward = _backward`. The rule "
         "then adds into its parents' gradients and nowhere else; that is how the reverse pass "
         "finds, in turn, each operand's own rule."),
+    "equal-data-merged": Misconception(
+        "two distinct values with equal data are taken for one node (`__eq__` and `__hash__` by data)",
+        "Nodes are told apart by identity, not by value: in `p + q` with p.data == q.data, p and q "
+        "are two parents, each owed its own gradient. A Value whose `__eq__` and `__hash__` compare "
+        "data makes a set of parents, or a set of visited nodes, keep only one of them. Leave "
+        "`__eq__` and `__hash__` as Python's (identity), or keep ids in your sets."),
     "zero-grad-self-only": Misconception(
         "zero_grad() clears only the value it is called on",
         "zero_grad() must reach everything the value depends on: walk the same graph that "
@@ -100,9 +115,11 @@ CATALOGUE: dict[str, Misconception] = {
         "bias of shape (3,) against a (2, 3) gradient is summed over axis 0, giving (3,), not over "
         "the last axis, which gives (2,)."),
     "tanh-overflow": Misconception(
-        "tanh is computed from `exp(2*x)`, which overflows for large inputs",
-        "`exp(2*x)` overflows once x passes about 354.9. `math.tanh`, or a formula in "
-        "`exp(-2*abs(x))`, stays finite for every input."),
+        "tanh, or its rule, uses a formula that overflows for large inputs",
+        "Formulas that fit: the value from `exp(2*x)` or `exp(-2*x)`, which overflow once |x| "
+        "passes about 354.9, or a rule from `cosh(x)`, as `1 / cosh(x)**2`, which overflows further "
+        "out. `math.tanh` (or a formula in `exp(-2*abs(x))`) for the value, and "
+        "`1 - t**2` from the output t for the rule, stay finite for every input."),
     "dual-product-rule": Misconception(
         "Dual's product does not follow the product rule",
         "`(a, a') * (b, b') = (ab, a'b + ab')`: each factor's derivative times the other's value."),

@@ -92,6 +92,8 @@ def shape_is(key: str, shape: Callable[[list[int]], list[int]]) -> Suspect:
     return test
 
 
-# The kit's reverse pass (inside/scenarios/value.py, Tape) raises this when a rule writes outside
-# its node's parents, or when an operation gives its rule to an operand.
-ALWAYS: dict[str, Suspect] = {"rule-on-the-wrong-node": raised("WrongParents")}
+# The kit's reverse pass (inside/scenarios/value.py, Tape) raises these: MergedNodes when a rule
+# writes into a value its node's parents hold only as an equal one, WrongParents when a rule writes
+# outside its node's parents otherwise, or an operation gives an operand a rule of its own.
+ALWAYS: dict[str, Suspect] = {"equal-data-merged": raised("MergedNodes"),
+                              "rule-on-the-wrong-node": raised("WrongParents")}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .. import scenarios
+from .. import scenarios, suspects
 from ..checks import fill
 from ..config import KIT_ROOT, ConfigError, Grading, parse
 from ..misconceptions import CATALOGUE
@@ -38,7 +38,7 @@ NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e-?\d+)?)(?!\w|\.\d)")
 EXPONENT = re.compile(r"(\*\*|\^)\s*-?\d+(\.\d+)?")
 ROOM = 3.0  # how many times its own time the reference must be allowed on every scenario
 SHORTEST_ANSWER_LINE = 20  # shorter lines (`return self * other`) say how, not what
-ALWAYS = {"rule-on-the-wrong-node"}  # named by the kit's reverse pass in any part that uses it
+ALWAYS = set(suspects.ALWAYS)  # named by the kit's reverse pass in any part that uses it
 
 
 @dataclass(frozen=True)

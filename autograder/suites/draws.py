@@ -25,13 +25,30 @@ def signed_pairs(ask, first: tuple = (SMALL, LARGE), second: tuple = (SMALL, LAR
                  whole: bool = False) -> list[list[float]]:
     """Four pairs [x, k]: each of x and k takes both signs and both sizes (its `first` or
     `second`: a small and a large (public, low, high)), and each pair of signs comes once. With
-    `whole`, k is an int (its sizes are then ranges of ints)."""
+    `whole`, k is an int (its sizes are then ranges of ints). A pair whose x and k are not `apart`
+    is drawn again; raises ValueError where it cannot be (public values that are not)."""
     (x_small, x_large), (k_small, k_large) = first, second
 
     def k(asked: tuple) -> float:
         return ask.whole(*asked) if whole else ask.number(*asked)
 
-    return [[ask.number(*x_small), k(k_large)],
-            [ask.number(*x_large), k(negated(k_small))],
-            [ask.number(*negated(x_small)), k(k_small)],
-            [ask.number(*negated(x_large)), k(negated(k_large))]]
+    def pair(x_asked: tuple, k_asked: tuple) -> list[float]:
+        for _ in range(REDRAWS):
+            x, other = ask.number(*x_asked), k(k_asked)
+            if apart(x, other):
+                return [x, other]
+        raise ValueError(f"x = {x} and k = {other} are equal, or one is the other's reciprocal: give public "
+                         "values that are not")
+
+    return [pair(x_small, k_large), pair(x_large, negated(k_small)),
+            pair(negated(x_small), k_small), pair(negated(x_large), negated(k_large))]
+
+
+# How often a pair is drawn again before its values are taken to be fixed (the public seed's).
+REDRAWS = 20
+
+
+def apart(x: float, k: float) -> bool:
+    """Do x and the nodes an engine makes of k (`k`, `k ** -1`) hold different data? Two distinct
+    nodes with equal data are where an engine that compares values by data merges them."""
+    return x != k and (k == 0 or x != 1 / k)

@@ -19,10 +19,13 @@ PART = Part("tensor.unbroadcast",
 
 
 def more_axes(expected, got):
-    """Every wrong shape has more axes than the operand: the added leading axes are still there."""
+    """Every wrong shape has more axes than the operand, and at least one keeps an added leading
+    axis at its full size: the added leading axes are still there, never summed. (Added axes
+    kept only as size 1, `(1, 1)` for `()`, were summed, with keepdims: not this.)"""
     pairs = list(zip(arrays_at(expected, "gradient"), arrays_at(got.observations, "gradient")))
     wrong = [(e, g) for e, g in pairs if e["shape"] != g["shape"]]
-    return bool(wrong) and all(len(g["shape"]) > len(e["shape"]) for e, g in wrong)
+    return bool(wrong) and all(len(g["shape"]) > len(e["shape"]) for e, g in wrong) and any(
+        size != 1 for e, g in wrong for size in g["shape"][:len(g["shape"]) - len(e["shape"])])
 
 
 def trailing_axes(expected, got):

@@ -8,7 +8,8 @@ from autograder.suspects import lost_a_contribution, ratio
 
 PART = Part("value.relu",
             also_costs=("value.training",),
-            misconceptions=("relu-gate", "ignores-upstream", "overwrites-gradient", "rule-on-the-wrong-node"))
+            misconceptions=("relu-gate", "ignores-upstream", "overwrites-gradient", "rule-on-the-wrong-node",
+                            "relu-cuts-graph"))
 
 
 def wrong_side(expected, got):
@@ -41,11 +42,19 @@ OPPOSITES = {"a above c": ((2.0, 1.5, 2.5), (-0.5, -1.0, -0.2)),
              "c above a": ((-0.6, -1.0, -0.2), (2.0, 1.5, 2.5))}
 
 
+def cut_out(expected, got):
+    """A relu's output is its input itself, or holds no parent: shut or open, the unit is not a
+    node of the graph (every gradient of the pass may still be right)."""
+    return 0.0 in got.observations["kept"]
+
+
 @pytest.mark.parametrize("order", list(OPPOSITES))
 def test_relu_in_an_expression(grade, ask, order):
-    """relu on both sides of the gate in one expression: relu(a + c) + relu(a) + relu(c)."""
+    """relu on both sides of the gate in one expression: relu(a + c) + relu(a) + relu(c), each a node
+    of its own whose parent is its input."""
     a, c = OPPOSITES[order]
-    grade("activations:relu_in_expression", a=ask.number(*a), c=ask.number(*c))
+    grade("activations:relu_in_expression", a=ask.number(*a), c=ask.number(*c),
+          suspects={"relu-cuts-graph": cut_out})
 
 
 def test_relu_beside_its_input(grade, ask):

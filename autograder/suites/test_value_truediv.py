@@ -45,7 +45,7 @@ def half_of(key: str, index: int):
 
 NOT_WRAPPED = {"number-not-wrapped": unwrapped("data")}
 # Divisors away from 0: |b| >= 0.5 in every quotient of two values.
-DIVISOR = ((0.75, 0.5, 0.9), (2.0, 1.5, 3.0))
+DIVISOR = ((0.75, 0.5, 0.9), (2.5, 1.5, 3.0))
 
 
 def test_quotients_at_the_root(grade, ask):

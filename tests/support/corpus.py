@@ -249,6 +249,14 @@ BUGS = (
     bug("mul-assigns-instead-of-adding-with-set-parents", SET_PARENTS, *OVERWRITE_IN_MUL,
         loses=MUL_AND_TRAINING, names={"overwrites-gradient"}),
     # The moons run multiplies each weight by a computed activation, which drops out of the graph.
+    # A set of parents of Values compared by data keeps one of two distinct parents of equal data.
+    bug("values-compared-by-data-in-a-set-of-parents", SET_PARENTS,
+        Edit("value", "    def __repr__(self) -> str:",
+             "    def __eq__(self, other):\n"
+             "        return isinstance(other, Value) and self.data == other.data\n\n"
+             "    def __hash__(self):\n        return hash(self.data)\n\n    def __repr__(self) -> str:"),
+        loses={"value.mul", "value.relu", "value.backward", "value.training"},
+        names={"equal-data-merged"}),
     bug("mul-names-the-wrong-parents",
         Edit("value", 'out = Value(self.data * other.data, (self, other), "*")',
              'out = Value(self.data * other.data, (self, self), "*")'),
@@ -276,14 +284,21 @@ BUGS = (
         Edit("value", "self.grad += (1.0 - t * t) * out.grad", "self.grad = (1.0 - t * t) * out.grad"),
         loses={"value.tanh"}, names={"overwrites-gradient"}),
     # Attached to its input, tanh's rule writes into that input; at x = 400 it adds nothing there.
+    # Far from 0 the misplaced rule passes 1 - t*t = 0 whatever gradient it reads: value.stability's
+    # answers are right, and a rule is judged by what it does.
     bug("tanh-rule-attached-to-the-input",
         Edit("value", "(1.0 - t * t) * out.grad\n\n        out._backward = _backward",
              "(1.0 - t * t) * out.grad\n\n        self._backward = _backward"),
-        loses={"value.tanh", "value.stability"}, names={"rule-on-the-wrong-node"}),
+        loses={"value.tanh"}, names={"rule-on-the-wrong-node"}),
     bug("sigmoid-rule-attached-to-the-input",
         Edit("value", "s * (1.0 - s) * out.grad\n\n        out._backward = _backward",
              "s * (1.0 - s) * out.grad\n\n        self._backward = _backward"),
         loses={"value.sigmoid"}, names={"rule-on-the-wrong-node"}),
+    # A relu that returns its input when open and a constant when shut: every number of one pass right.
+    bug("relu-cuts-the-unit-out-of-the-graph",
+        Edit("value", 'out = Value(max(0.0, self.data), (self,), "relu")',
+             'if self.data > 0:\n            return self\n        out = Value(0.0)'),
+        loses={"value.relu"}, names={"relu-cuts-graph"}),
     bug("relu-gate-on-the-wrong-side",
         Edit("value", "(self.data > 0) * out.grad", "(self.data < 0) * out.grad"),
         loses={"value.relu", "value.training"}, names={"relu-gate"}),

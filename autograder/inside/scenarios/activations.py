@@ -168,6 +168,8 @@ def relu_in_expression(value, a: float, c: float) -> dict:
         each._backward()
 
     print(L.data, a.grad, c.grad)
+    # 1.0 where a relu is a node of its own with its input as a parent, shut or open:
+    print([float(y is not x and any(p is x for p in y._prev)) for y, x in ((r, s), (ra, a), (rc, c))])
     """
     with Tape(value) as tape:
         x, z = value.Value(a), value.Value(c)
@@ -177,7 +179,18 @@ def relu_in_expression(value, a: float, c: float) -> dict:
         m = r + ra
         out = m + rc
     tape.reverse(out, 1.0, a=x, c=z, s=s, L=out)
-    return {"data": out.data, "grads": [x.grad, z.grad]}
+    return {"data": out.data, "grads": [x.grad, z.grad],
+            "kept": [_kept(y, operand) for y, operand in ((r, s), (ra, x), (rc, z))]}
+
+
+def _kept(out, operand) -> float:
+    """1.0 where `out` is a node of its own with `operand` among its parents (or the engine keeps
+    no `_prev`, and is judged by its gradients alone), else 0.0: a relu that returns its input, or
+    a constant with no parent, cuts a unit out of the graph that zero_grad() and backward() walk."""
+    parents = getattr(out, "_prev", None)
+    if parents is None:
+        return 1.0
+    return float(out is not operand and any(parent is operand for parent in parents))
 
 
 @scenario("value", reverse="kit")

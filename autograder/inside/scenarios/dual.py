@@ -77,7 +77,9 @@ def random_tree(rng: random.Random, depth: int) -> list:
 
 def covered(tree: list, x: float) -> set[tuple[str, str, str]]:
     """What the function shows of each rule at x: for sin, exp and *, the sign of each operand's
-    value and of its derivative in x, as (rule, "value" or "slope", "+" or "-")."""
+    value and of its derivative in x, as (rule, "value" or "slope", "+" or "-"); for + and *, the
+    side a plain number stands on, as (rule, "number", "left" or "right"): `2 + x` reaches the
+    reflected form `__radd__`, `x + 2` the plain `__add__`."""
     found: set[tuple[str, str, str]] = set()
 
     def walk(node: list) -> tuple[float, float]:  # (value, derivative in x), by the forward rules
@@ -86,6 +88,9 @@ def covered(tree: list, x: float) -> set[tuple[str, str, str]]:
             return x, 1.0
         if kind == "const":
             return node[1], 0.0
+        for side, child in zip(("left", "right"), node[1:] if kind in ("add", "mul") else ()):
+            if child[0] == "const":
+                found.add((kind, "number", side))
         operands = [walk(child) for child in node[1:]]
         if kind != "add":
             for value, slope in operands:
@@ -103,14 +108,15 @@ def covered(tree: list, x: float) -> set[tuple[str, str, str]]:
 
 
 EVERY_SIGN = {(kind, what, sign) for kind in ("sin", "exp", "mul") for what in ("value", "slope")
-              for sign in "+-"}
+              for sign in "+-"} | {(kind, "number", side) for kind in ("add", "mul")
+                                   for side in ("left", "right")}
 
 
 def random_functions_at(seed: int, count: int) -> list[tuple[list, float]]:
     """`count` seeded functions with a point each, none of them larger than LARGEST there, that
-    together show every rule at operands of both signs and of slopes of both signs, whatever
-    the seed: a function is taken while the slots left outnumber the signs still unshown, and
-    then only if it shows one of them."""
+    together show every rule at operands of both signs and of slopes of both signs, and a plain
+    number on either side of + and of *, whatever the seed: a function is taken while the slots
+    left outnumber the signs still unshown, and then only if it shows one of them."""
     rng = random.Random(seed)
     drawn, shown = [], set()
     while len(drawn) < count:

@@ -25,6 +25,11 @@ class WrongParents(Exception):
     """A rule changed the gradient of a value that is not among its node's parents."""
 
 
+class MergedNodes(Exception):
+    """A rule changed the gradient of a value its node's parents hold only as an equal one: two
+    distinct values with equal data were kept as one (a set of Values that compare by data)."""
+
+
 class Tape(Recorder):
     """The kit's own reverse pass over the Values made inside `with Tape(value) as tape:`.
 
@@ -35,12 +40,28 @@ class Tape(Recorder):
     """
 
     start = 0
-    rules: tuple = ()  # the rule of every node made before the mark, as it was at the mark
+    rules: tuple = ()  # the rule object of every node made before the mark, as read at the mark
 
     def mark(self) -> None:
         """The nodes made from now on are the operation's, whose rules `reverse` runs."""
         self.start = len(self.made)
         self.rules = tuple((node, getattr(node, "_backward", None)) for node in self.made)
+
+    def moved(self) -> bool:
+        """Did the operation give one of its operands (a node made before the mark) a rule that
+        reads the gradient of a node the operation made? Judged by what the rule does, never by
+        which object holds it: a rule read anew on every access (a bound method, a partial, a
+        property) is not a new rule. Every gradient is as it was afterwards."""
+        ours = self.made[self.start:]
+        saved = [node.grad for node in self.made]
+        try:
+            for node, rule in self.rules:
+                if getattr(node, "_backward", None) is not rule and _reads(node, ours, self.made):
+                    return True
+            return False
+        finally:
+            for node, grad in zip(self.made, saved):
+                node.grad = grad
 
     def usable(self, root) -> bool:
         """Does the tape hold the root, and every node of the operation the given fields?"""
@@ -70,7 +91,7 @@ class Tape(Recorder):
     def _rules(self, root, upstream: float) -> None:
         """Each rule of the operation newest first; WrongParents when one changes a gradient
         outside its node's `_prev`, or when the operation gave one of its operands a new rule."""
-        moved = any(getattr(node, "_backward", None) is not rule for node, rule in self.rules)
+        moved = self.moved()
         note(made=len(self.made) - self.start)
         root.grad = upstream
         for newest in reversed(self.made[self.start:]):
@@ -82,13 +103,52 @@ class Tape(Recorder):
                                          for other, grad in zip(self.made, before) if id(other) in allowed}
             for other, grad in zip(self.made, before):
                 if id(other) not in allowed and not _same(other.grad, grad):
+                    if _merged(other, newest._prev):
+                        raise MergedNodes(f"a rule changed the gradient of a value with data {other.data!r} "
+                                          "that its node's parents hold only as another value with equal "
+                                          "data: the two compare equal, and the parents kept one of them")
                     label = getattr(newest, "_op", "")
                     whose = f"the rule of a `{label}` newest" if label else "a rule attached to a leaf"
                     raise WrongParents(f"{whose} changed the gradient of a value that is not one of its "
                                        "parents")
         if moved:
-            raise WrongParents("the operation attached its rule to an operand, not to the node it made: "
-                               "the node it returned has no rule of its own")
+            raise WrongParents("the operation gave one of its operands a rule that passes on the gradient of "
+                               "the node it made: that rule belongs to the node it returned")
+
+
+# The gradient the operation's own nodes hold while an operand's rule is probed (moved).
+PROBE = 7.0
+
+
+def _reads(node, ours: list, made: list) -> bool:
+    """Does `node`'s rule pass on a gradient of the nodes in `ours`? Its rule runs twice, with
+    every gradient 0 and then with those of `ours` at PROBE: a rule of its own reads only its own
+    node's gradient (0 both times), so the two runs change the same gradients the same way."""
+    mine = {id(other) for other in ours}
+    rest = [other for other in made if id(other) not in mine]
+    outcomes = []
+    for probe in (0.0, PROBE):
+        for other in made:
+            other.grad = probe if id(other) in mine else 0.0
+        try:
+            node._backward()
+        except Exception as error:  # noqa: BLE001 - a rule that raises is compared by what it raised
+            outcomes.append(type(error).__name__)
+        else:
+            outcomes.append([other.grad for other in rest])
+    first, second = outcomes
+    if isinstance(first, str) or isinstance(second, str):
+        return first != second
+    return not all(_same(a, b) for a, b in zip(first, second))
+
+
+def _merged(node, parents) -> bool:
+    """Is `node` not among `parents` by identity, but equal to one of them by the engine's own
+    `==` (a Value compared by data)?"""
+    try:
+        return any(parent is not node and bool(parent == node) for parent in parents)
+    except Exception:  # noqa: BLE001 - a comparison of the submission's that raises tells nothing
+        return False
 
 
 def _same(a, b) -> bool:

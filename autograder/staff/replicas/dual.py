@@ -87,7 +87,8 @@ def _random_tree(rng: random.Random, depth: int) -> list:
 
 
 def _covered(tree: list, x: float) -> set[tuple[str, str, str]]:
-    """For sin, exp and *, the sign of each operand's value and of its derivative in x at x."""
+    """For sin, exp and *, the sign of each operand's value and of its derivative in x at x; for
+    + and *, the side a plain number stands on."""
     found: set[tuple[str, str, str]] = set()
 
     def walk(node: list) -> tuple[float, float]:
@@ -96,6 +97,9 @@ def _covered(tree: list, x: float) -> set[tuple[str, str, str]]:
             return x, 1.0
         if kind == "const":
             return node[1], 0.0
+        for side, child in zip(("left", "right"), node[1:] if kind in ("add", "mul") else ()):
+            if child[0] == "const":
+                found.add((kind, "number", side))
         operands = [walk(child) for child in node[1:]]
         if kind != "add":
             for value, slope in operands:
@@ -113,7 +117,8 @@ def _covered(tree: list, x: float) -> set[tuple[str, str, str]]:
 
 
 EVERY_SIGN = {(kind, what, sign) for kind in ("sin", "exp", "mul") for what in ("value", "slope")
-              for sign in "+-"}
+              for sign in "+-"} | {(kind, "number", side) for kind in ("add", "mul")
+                                   for side in ("left", "right")}
 
 
 def _uniform(seed: int, count: int, low: float, high: float) -> list[float]:
@@ -169,8 +174,8 @@ def sin_and_exp(seed: int, count: int, der: float) -> list:
 
 def random_functions(seed: int, count: int, der: float) -> list:
     """Functions drawn as the scenario draws them: until every rule has shown operands and slopes
-    of both signs, a function is taken only while the slots left outnumber the signs unshown,
-    or if it shows one of them."""
+    of both signs and a number on either side of + and *, a function is taken only while the
+    slots left outnumber the signs unshown, or if it shows one of them."""
     rng, drawn, shown = random.Random(seed), [], set()
     while len(drawn) < count:
         tree = _random_tree(rng, 3)
