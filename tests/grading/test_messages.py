@@ -244,9 +244,10 @@ def default_run(folder: Path) -> str:
     return done.stdout
 
 
-# The part each corpus bug is in, by its name's first word: a stub of that part holds the bug.
-BUG_PART = {"mul": "value.mul", "tanh": "value.tanh", "relu": "value.relu", "quotient": "value.truediv",
-            "truediv": "value.truediv", "backward": "value.backward", "zero": "value.zero_grad",
+# The part each corpus bug is in, by its name's first word: a stub of that part holds the bug
+# (None: a bug of the Value class itself, which no one stub holds).
+BUG_PART = {"values": None, "mul": "value.mul", "tanh": "value.tanh", "relu": "value.relu",
+            "quotient": "value.truediv", "truediv": "value.truediv", "backward": "value.backward", "zero": "value.zero_grad",
             "sigmoid": "value.sigmoid", "unbroadcast": "tensor.unbroadcast", "dual": "dual"}
 
 
@@ -268,7 +269,7 @@ def test_a_default_run_gives_each_lost_check_one_line_that_names_its_mistake(tmp
         suggested = re.search(r"--part (\S+) \(one part\)", output)
         if not lost or len(lost) != failed or "To reproduce" in output or not bug.names & named:
             return f"{bug.name}: {len(lost)} lines, {failed} lost, named {sorted(named)}\n{output[-3000:]}"
-        own = BUG_PART[bug.name.split("-")[0]]
+        own = BUG_PART[bug.name.split("-")[0]]  # a KeyError: a corpus bug to add here
         lost_parts = {line.split("  ")[0] for line in lost}
         if suggested is None or suggested[1] != (own if own in lost_parts else suggested[1]) \
                 or suggested[1] not in lost_parts:
