@@ -247,8 +247,9 @@ def default_run(folder: Path) -> str:
 # The part each corpus bug is in, by its name's first word: a stub of that part holds the bug
 # (None: a bug of the Value class itself, which no one stub holds).
 BUG_PART = {"values": None, "mul": "value.mul", "tanh": "value.tanh", "relu": "value.relu",
-            "quotient": "value.truediv", "truediv": "value.truediv", "backward": "value.backward", "zero": "value.zero_grad",
-            "sigmoid": "value.sigmoid", "unbroadcast": "tensor.unbroadcast", "dual": "dual"}
+            "quotient": "value.truediv", "truediv": "value.truediv", "backward": "value.backward",
+            "zero": "value.zero_grad", "sigmoid": "value.sigmoid", "unbroadcast": "tensor.unbroadcast",
+            "dual": "dual"}
 
 
 @pytest.mark.slow
