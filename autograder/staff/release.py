@@ -321,8 +321,9 @@ def build_student(kit: Path, out: Path, classroom: bool = False, tests: list[Sui
         workflow.parent.mkdir(parents=True)
         workflow.write_text(classroom_workflow(kept, [t for t in tests if t.part in visible],
                                                supported_pythons(kit)), encoding="utf-8")
-    (out / STUDENT_GUIDE).parent.mkdir()
-    shutil.copyfile(kit / STUDENT_GUIDE, out / STUDENT_GUIDE)
+    if (kit / STUDENT_GUIDE).is_file():  # a kit without it ships a README that does not link it
+        (out / STUDENT_GUIDE).parent.mkdir()
+        shutil.copyfile(kit / STUDENT_GUIDE, out / STUDENT_GUIDE)
     if sealed:
         seal(out, kit / "solutions")
     for cache in sorted(out.rglob("__pycache__")):  # whatever ran in the handout compiled nothing of it
@@ -352,6 +353,8 @@ def student_readme(kit: Path, grading: Grading, kept: Grading, python: str) -> s
     names = ", ".join(f"`{path.name}`" for path in files)
     count = NUMBERS.get(len(files), str(len(files))) + " small automatic-differentiation engine" + (
         "s" if len(files) != 1 else "")
+    guide = ("\n[docs/students.md](docs/students.md) says what a message holds and how to read its graph."
+             if (kit / STUDENT_GUIDE).is_file() else "")
     return f"""# Build your own autograd engine
 
 You write the missing pieces of {count}. Every file
@@ -383,8 +386,7 @@ expected, and the idea it points to.
 | also write each lost check's snippet to `assignments/repro/` | `python -m pytest autograder --repro` |
 | grade files kept somewhere else | `python -m pytest autograder --submission=PATH` |
 
-A snippet runs wherever you paste it into a new Python (its first line finds your files).
-[docs/students.md](docs/students.md) says what a message holds and how to read its graph.
+A snippet runs wherever you paste it into a new Python (its first line finds your files).{guide}
 
 This run asks the public questions, whose answers this handout holds sealed, so its score is
 your own check, not your grade. The course grades the files you hand in with the same checks

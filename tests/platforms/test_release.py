@@ -108,7 +108,7 @@ def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.Co
 def kit_with_visibility(folder: Path, visibility: dict[str, str]) -> Path:
     """A copy of the kit whose grading.toml gives these parts these visibilities."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "reference.json", ".pytest_cache")
-    for name in ("assignments", "solutions", "autograder"):
+    for name in ("assignments", "solutions", "autograder", "docs"):
         shutil.copytree(KIT / name, folder / name, ignore=ignore)
     shutil.copyfile(KIT / "pyproject.toml", folder / "pyproject.toml")
     text = (KIT / "grading.toml").read_text(encoding="utf-8")

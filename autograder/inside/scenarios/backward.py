@@ -22,15 +22,15 @@ def _takes_nodes(value) -> bool:
     rule set is known by what calling `_backward` then does, not by which object it reads back."""
     try:
         a, b = value.Value(1.0), value.Value(2.0)
-        node = value.Value(3.0, (a, b), "+")
+        made = value.Value(3.0, (a, b), "+")
         ran = []
 
         def rule() -> None:
             ran.append(True)
 
-        node._backward = rule
-        kept = {id(parent) for parent in node._prev}
-        node._backward()
+        made._backward = rule
+        kept = {id(parent) for parent in made._prev}
+        made._backward()
         return kept == {id(a), id(b)} and ran == [True]
     except Exception:  # noqa: BLE001 - an engine built otherwise: its own operations build the graph
         return False

@@ -120,8 +120,8 @@ class Tape(Recorder):
 PROBE = 7.0
 
 
-def _reads(node, ours: list, made: list) -> bool:
-    """Does `node`'s rule pass on a gradient of the nodes in `ours`? Its rule runs twice, with
+def _reads(operand, ours: list, made: list) -> bool:
+    """Does `operand`'s rule pass on a gradient of the nodes in `ours`? Its rule runs twice, with
     every gradient 0 and then with those of `ours` at PROBE: a rule of its own reads only its own
     node's gradient (0 both times), so the two runs change the same gradients the same way."""
     mine = {id(other) for other in ours}
@@ -131,7 +131,7 @@ def _reads(node, ours: list, made: list) -> bool:
         for other in made:
             other.grad = probe if id(other) in mine else 0.0
         try:
-            node._backward()
+            operand._backward()
         except Exception as error:  # noqa: BLE001 - a rule that raises is compared by what it raised
             outcomes.append(type(error).__name__)
         else:
