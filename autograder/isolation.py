@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 
@@ -35,6 +36,7 @@ class IsolationError(Exception):
     """Workers cannot run as asked; the message names the option or the machine, and the fix."""
 
 
+@cache  # asked before every worker starts; what the machine has does not change
 def linux_sandbox() -> ModuleType | None:
     """The sandbox package, where this is Linux and its Python has what the sandbox uses; else None."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork") \
