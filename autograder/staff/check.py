@@ -34,7 +34,7 @@ from .dry_run import release_problems, stub_checks
 
 # A number as prose writes it: a sign only where no word or digit comes before it, and not
 # the "2" of "2x" nor the "4" of "x^4"-like tokens glued to a letter.
-NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e-?\d+)?)(?!\w|\.\d)")
+NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)(?!\w|\.\d)")
 EXPONENT = re.compile(r"(\*\*|\^)\s*-?\d+(\.\d+)?")
 ROOM = 3.0  # how many times its own time the reference must be allowed on every scenario
 SHORTEST_ANSWER_LINE = 20  # shorter lines (`return self * other`) say how, not what

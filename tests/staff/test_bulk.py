@@ -40,7 +40,7 @@ pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at fu
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
 UNSTEADY_WORDS = "this scenario gave a different answer"
-NUMBER = r"-?\d+(\.\d+)?(e-?\d+)?"
+NUMBER = r"-?\d+(\.\d+)?(e[-+]?\d+)?"
 # A hung bulk run fails the test instead of hanging it; a normal one takes a small fraction.
 RUN_SECONDS = 600
 
