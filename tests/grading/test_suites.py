@@ -337,7 +337,8 @@ def test_the_snippet_rule_reads_numbers_as_written():
     assert missing([1.0, 2.0], [0.0, 1.0, 5.0, 2.0]) is None and missing([2.0, 1.0], [1.0, 2.0]) == 1.0
     assert stated("a * b**-1 and x^4 and 2 ** 3") == ["2"]
     # numpy writes an array with small entries in scientific form, a sign on every exponent
-    assert stated("[[-2.71277284e+00 -1.14694472e-03] 1e+20]") == ["-2.71277284e+00", "-1.14694472e-03", "1e+20"]
+    assert stated("[[-2.71277284e+00 -1.14694472e-03] 1e+20]") == \
+        ["-2.71277284e+00", "-1.14694472e-03", "1e+20"]
 
 
 # -- what a scenario declares ----------------------------------------------------------------------------
