@@ -22,7 +22,7 @@ from autograder.answers import Tolerance, first_mismatch, malformed
 from autograder.checks import Check, Status
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
 from autograder.misconceptions import CATALOGUE
-from autograder.parts import Part, engines
+from autograder.parts import Part, engines, listed
 from autograder.questions import MIN_QUESTIONS, Questions, SecretError, Seed, official_seed, read_secret
 from autograder.runner import (
     BUSY_EXIT,
@@ -42,8 +42,7 @@ GIVEN_CHECK = "value:given_operations"
 
 def engine_files() -> str:
     """The student files, as a message names them: `value.py, tensor.py and dual.py`."""
-    names = [f"{engine}.py" for engine in engines()]
-    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    return listed([f"{engine}.py" for engine in engines()])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -114,6 +113,7 @@ def foreign_conftests(config: pytest.Config) -> list[Path]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    parts.use(config.getoption("--grading").resolve())  # its engines are the files a worker reads
     config.addinivalue_line("markers", "part(id): the grading.toml part a test belongs to")
     if foreign := foreign_conftests(config):
         raise pytest.UsageError(

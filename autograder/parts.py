@@ -4,7 +4,9 @@
 it: `PART = Part("value.mul", misconceptions=(...), also_costs=(...))`; grading.toml gives its
 title, points and visibility. The rest is derived, never listed by hand: its stubs are the
 regions of solutions/ marked with its id (stubs.py), its engine file is its id's first word,
-and the engine files a student completes are those of grading.toml's parts (`engines`).
+and the engine files a student completes are those of grading.toml's parts (`engines`): of the
+grading.toml in use, the kit's own unless the grader was given another (`use`, the plugin's
+`--grading`). Every reader of the engines asks here, when it reads them.
 """
 
 from __future__ import annotations
@@ -17,16 +19,38 @@ from pathlib import Path
 from .config import GRADING_TOML, ConfigError, parse
 
 SUITES = Path(__file__).parent / "suites"
+_IN_USE = [GRADING_TOML]  # the grading.toml this process grades by
 
 
-def engines(grading: Path = GRADING_TOML) -> tuple[str, ...]:
+def use(grading: Path) -> None:
+    """Grade by `grading` (a grading.toml) in this process: its parts' engines are the files read."""
+    _IN_USE[0] = Path(grading)
+
+
+def engines(grading: Path | None = None) -> tuple[str, ...]:
     """The files a student completes, by engine name (`value` for value.py): the first words of
-    the part ids of `grading` (a grading.toml), in the order its parts come. Empty when it cannot
-    be read: whatever reads it next says why."""
+    the part ids of `grading` (a grading.toml; by default the one in use), in the order its parts
+    come. Empty when it cannot be read: whatever reads it next says why."""
+    path = Path(grading or _IN_USE[0])
     try:
-        return tuple(dict.fromkeys(engine_of(part) for part in parse(grading).parts))
+        stamp = path.stat()
+    except OSError:
+        return ()
+    return _engines_of(path, (stamp.st_mtime_ns, stamp.st_size))
+
+
+@cache
+def _engines_of(path: Path, stamp: tuple[int, int]) -> tuple[str, ...]:
+    """engines() of a grading.toml as it was at `stamp` (read once: intake asks once per file)."""
+    try:
+        return tuple(dict.fromkeys(engine_of(part) for part in parse(path).parts))
     except ConfigError:
         return ()
+
+
+def listed(words: list[str], last: str = "and") -> str:
+    """Words as a sentence lists them: `value.py, tensor.py and dual.py`."""
+    return f" {last} ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
 
 
 def engine_of(part_id: str) -> str:
@@ -35,7 +59,7 @@ def engine_of(part_id: str) -> str:
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
-    """`ENGINES`: the kit's own `engines()`, read from its grading.toml when first asked for."""
+    """`ENGINES`: `engines()` of the grading.toml in use, read when asked for."""
     if name == "ENGINES":
         return engines()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,7 @@ from pathlib import Path
 from . import scenarios
 from .config import Limits
 from .isolation import linux_sandbox
-from .parts import ENGINES
+from .parts import engines
 from .submission import UnreadableFile, read_regular
 
 CHILD_SOURCE = (Path(__file__).parent / "inside" / "serve.py").read_bytes()
@@ -173,7 +173,7 @@ def oversized(tree: object) -> str | None:
 def read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, Reply]]:
     """The engine files of a folder, read once: what each holds, and why some cannot be used."""
     files, broken = {}, {}
-    for name in ENGINES:
+    for name in engines():
         path = folder / f"{name}.py"
         if not os.path.lexists(path):
             continue

@@ -18,6 +18,7 @@ import support
 from support import KIT
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, CorpusError, build
+from support.shape import not_graded
 
 from autograder.parts import ENGINES
 from autograder.questions import SECRET_BYTES, Seed, official_seed
@@ -36,6 +37,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Draw this run's official seed before any test module is imported: it parametrizes them."""
+    config.addinivalue_line("markers", "engine(name): a test about one engine, skipped (with the reason) "
+                                       "where the kit's grading.toml grades none (support/shape.py)")
     drawn = config.getoption("--drawn-seed") or official_seed(
         os.urandom(SECRET_BYTES), {path.stem: path.read_bytes() for path in engine_files(KIT / "solutions")},
         "the kit's own tests").value
@@ -231,7 +234,11 @@ SLOW_FIXTURES = {"autograde", "sealed_reference", "sealed_at", "corpus_grades", 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """`pytest -m "not slow"` is the fast loop: what grades in a process of its own, trains at full
-    length or mutates is marked slow (a module's pytestmark, or a fixture of SLOW_FIXTURES)."""
+    length or mutates is marked slow (a module's pytestmark, or a fixture of SLOW_FIXTURES). A test
+    marked engine(name) is skipped where grading.toml grades no such engine, saying so."""
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        for marker in item.iter_markers("engine"):
+            if reason := not_graded(marker.args[0]):
+                item.add_marker(pytest.mark.skip(reason=reason))

@@ -13,7 +13,6 @@ downloads of Canvas and Moodle), python.py (what a module defines) and engines.p
 file is which engine).
 """
 
-from ..parts import ENGINES
 from .folders import collect, read_folder, stage
 from .notebooks import split_notebook
 from .submissions import (
@@ -28,6 +27,6 @@ from .submissions import (
                           student_id,
 )
 
-__all__ = ["ENGINES", "MAX_DEPTH", "MAX_FILES", "MAX_ID", "MAX_NOTEBOOK_BYTES", "MAX_NOTES",
+__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_ID", "MAX_NOTEBOOK_BYTES", "MAX_NOTES",
            "MAX_SUBMISSION_BYTES", "IntakeError", "Submission", "collect", "read_folder", "split_notebook",
            "stage", "student_id"]

@@ -6,15 +6,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..parts import ENGINES
+from ..parts import engines, listed
 from .notebooks import split_notebook
 from .python import engines_defined
 from .reader import Item, Reader
 from .submissions import Submission
 from .zips import expand_zips
 
-# `value.py`, `Value.py`, and an LMS resubmission or a browser's copy: `value-1.py`, `value (2).py`.
-ENGINE_FILE = re.compile(r"^(value|tensor|dual)(?:-(\d+)| \((\d+)\))?\.py$", re.IGNORECASE)
+# `value.py`, `Value.py`, and an LMS resubmission or a browser's copy: `value-1.py`, `value (2).py`
+# ({names}: the engines of the grading.toml in use).
+ENGINE_FILE = r"^({names})(?:-(\d+)| \((\d+)\))?\.py$"
 
 
 @dataclass(order=True)
@@ -31,15 +32,21 @@ def resolve(reader: Reader, items: list[Item]) -> None:
     """Choose each engine's text: a file named for it, then a notebook, then any .py defining it."""
     submission = reader.submission
     candidates = [c for item in expand_zips(reader, items) for c in candidates_in(item, submission)]
-    for engine in ENGINES:
+    for engine in engines():
         found = sorted(c for c in candidates if c.engine == engine)
         if found:
             choose(engine, found, submission)
         elif candidates:
             submission.note(f"{engine}.py: not found in the submission; its parts score zero")
     if not candidates and not submission.notes:
-        submission.note("no value.py, tensor.py or dual.py, and no notebook or .py file "
-                        "defining Value, Tensor or Dual")
+        files = listed([f"{engine}.py" for engine in engines()], "or")
+        classes = listed([engine.capitalize() for engine in engines()], "or")  # Value for value.py
+        submission.note(f"no {files}, and no notebook or .py file defining {classes}")
+
+
+def engine_file(name: str) -> re.Match | None:
+    """A file named for an engine of the grading.toml in use: its name, and its revision if any."""
+    return re.match(ENGINE_FILE.format(names="|".join(map(re.escape, engines()))), name, re.IGNORECASE)
 
 
 def candidates_in(item: Item, submission: Submission) -> list[Candidate]:
@@ -52,7 +59,7 @@ def candidates_in(item: Item, submission: Submission) -> list[Candidate]:
     text = decode(item, submission)
     if text is None:
         return []
-    named = ENGINE_FILE.match(item.path.name)
+    named = engine_file(item.path.name)
     if named:
         revision = int(named[2] or named[3] or 0)
         return [Candidate((0, depth, -revision, where), named[1].lower(), text, where)]

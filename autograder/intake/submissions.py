@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from ..escape import clean
+from ..parts import engines, listed
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # a .py file
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024  # a notebook, whose outputs (plots) are thrown away
@@ -55,7 +56,8 @@ class Submission:
         """Why nothing can be graded, or "" when something can."""
         if self.files:
             return ""
-        return "; ".join(self.notes) or "no value.py, tensor.py or dual.py was found"
+        files = [f"{engine}.py" for engine in engines()]
+        return "; ".join(self.notes) or f"no {listed(files, 'or')} was found"
 
     @property
     def content_hash(self) -> str:

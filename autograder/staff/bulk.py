@@ -34,6 +34,7 @@ from rich.text import Text
 from .. import intake, sandbox
 from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
 from ..escape import printable
+from ..parts import engines
 from ..questions import SecretError, make_secret, read_secret
 from ..runner import SealedReference, folder_digest, time_limit
 from . import adjustments, graders, lmsfiles, policies, reports, roster
@@ -201,7 +202,7 @@ def wall_clock_cap(limits: Limits, reference: Path) -> float:
     scenarios = sum(time_limit(limits, answer.seconds) + answer.seconds for answer in answers)
     # The time either side may spend asleep or blocked in all: the reference's is its own.
     idle = limits.idle_seconds + limits.test_timeout_seconds
-    return limits.test_timeout_seconds + idle + scenarios + 2 * len(intake.ENGINES) * limits.import_seconds
+    return limits.test_timeout_seconds + idle + scenarios + 2 * len(engines()) * limits.import_seconds
 
 
 # -- grading one submission ----------------------------------------------------------------------

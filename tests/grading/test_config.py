@@ -50,7 +50,8 @@ def test_the_kits_own_grading_toml_is_read_as_written():
     ("open_files = 256\n", "", r"\[limits\] is missing open_files; add it"),
     ("[tolerances]", "[tolerance]",
      r'an unknown key "tolerance"; did you mean "tolerances"\? .* at the top level'),
-    ('[parts."dual"]', "[parts.dual.extra]", r'\[parts\."dual"\] has an unknown key "extra"'),
+    pytest.param('[parts."dual"]', "[parts.dual.extra]", r'\[parts\."dual"\] has an unknown key "extra"',
+                 marks=pytest.mark.engine("dual")),
 ])
 def test_a_mistake_in_grading_toml_is_one_line_naming_the_file_key_and_fix(tmp_path, old, new, message):
     path = edited(tmp_path, old, new)

@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import pytest
 from support import KIT
 from support.corpus import BUGS, CORRECT, Edit, Submission, build
+from support.shape import GRADED
 
 from autograder import graphs, runner, scenarios
 from autograder.answers import Tolerance
@@ -93,7 +94,9 @@ def graph_messages(messages: dict[str, str]) -> dict[str, tuple[graphs.Table, st
 
 
 def test_every_bug_of_the_corpus_is_either_pointed_at_or_in_no_graph():
-    assert sorted(POINTS_AT.keys() | NOT_IN_A_GRAPH.keys()) == sorted(s.name for s in BUGS)
+    # The corpus holds the bugs of the engines the kit grades (`autograder part given` removes the rest).
+    gone = {name for name, why in NOT_IN_A_GRAPH.items() if why.endswith(".py") and why[:-3] not in GRADED}
+    assert sorted(POINTS_AT.keys() | NOT_IN_A_GRAPH.keys() - gone) == sorted(s.name for s in BUGS)
     assert not POINTS_AT.keys() & NOT_IN_A_GRAPH.keys()
 
 

@@ -334,6 +334,7 @@ def test_fused_and_composed_cross_entropy_agree(reference, scale):
 # --- Exercise 6: forward mode ------------------------------------------------------------------
 
 
+@pytest.mark.engine("dual")
 def test_dual_on_the_lesson_example(reference):
     Dual = reference.dual.Dual
     x = Dual(1.0, 1.0)
@@ -344,6 +345,7 @@ def test_dual_on_the_lesson_example(reference):
     assert f.der == pytest.approx(exact, rel=1e-15)
 
 
+@pytest.mark.engine("dual")
 def test_dual_plain_numbers_are_constants(reference):
     Dual = reference.dual.Dual
     assert Dual(2.0).der == 0.0
@@ -395,6 +397,7 @@ def run_program(steps, x, sin):
     return results[-1]
 
 
+@pytest.mark.engine("dual")
 @pytest.mark.parametrize("seed", range(8))
 def test_dual_agrees_with_reverse_mode(reference, seed):
     Dual, Value = reference.dual.Dual, reference.value.Value

@@ -21,6 +21,7 @@ import pytest
 from support import EVERY_SEED, EXHAUSTIVE, KIT
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, build
+from support.shape import GRADED
 
 from autograder import runner, scenarios
 from autograder.answers import Tolerance
@@ -182,12 +183,15 @@ def test_a_replica_that_disagrees_or_fails_is_answered_live_from_then_on(replica
 
 def test_the_real_replicas_are_not_used_where_solutions_differ():
     """A reference folder whose engine file is not the one verified answers live."""
+    replicated = replicas.replicated()[0]  # dual:lesson in the kit as it is
+    engine = scenarios.scenario(replicated).engine
     changed = {**read_files(SOLUTIONS)[0]}
-    changed["dual"] = changed["dual"] + b"\n# a change\n"
+    changed[engine] = changed[engine] + b"\n# a change\n"
     real = replicas.Replicas()
-    assert real.usable("dual:lesson", read_files(SOLUTIONS)[0])
-    assert not real.usable("dual:lesson", changed)
-    assert not real.usable("value:given_operations", {"tensor": b"", "dual": b""})  # no engine to run it on
+    assert real.usable(replicated, read_files(SOLUTIONS)[0])
+    assert not real.usable(replicated, changed)
+    no_value = {other: b"" for other in GRADED if other != "value"}
+    assert not real.usable("value:given_operations", no_value)  # no engine to run it on
 
 
 def test_a_value_scenario_is_answered_by_the_reference_files_given():
@@ -365,6 +369,7 @@ def test_a_grading_process_with_replicas_grades_as_one_without(tmp_path):
     assert len({json.dumps(result, sort_keys=True) for result in alone.values()}) == len(folders)
 
 
+@pytest.mark.engine("dual")  # the worker then answers a scenario of dual
 def test_the_kept_reference_worker_serves_the_next_grading_of_the_same_files(tmp_path, monkeypatch):
     """A grading process keeps the reference's worker for the next grading of the same files,
     and starts a new one for other files."""

@@ -20,15 +20,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from staff.test_bulk import DUAL, dual_only_class, entries_of, outdir
+from staff.test_bulk import entries_of, outdir
 from support import KIT
+from support.shape import reference
 
 from autograder import scoring
 from autograder.config import load
 from autograder.staff import bulk
 from autograder.staff.cli import main
 
-pytestmark = pytest.mark.slow  # grades in processes of its own
+# Grades in processes of its own; the grader's faults are made in the reference's Dual.sin.
+pytestmark = [pytest.mark.slow, pytest.mark.engine("dual")]
 SIN = "        return Dual(math.sin(self.val), math.cos(self.val) * self.der)"
 GRADING_SECONDS = 600
 
@@ -108,7 +110,10 @@ def test_bulk_holds_back_a_grading_the_grader_could_not_make_and_grades_it_again
     """Every grading of a class against a broken reference is held back (the console, the
     summary and failures.jsonl say why; grades.csv and the import files hold no grade); once
     the reference is fixed, the same command grades them again."""
-    klass = dual_only_class(tmp_path / "class", {"ann": DUAL, "bo": DUAL})
+    klass = tmp_path / "class"
+    for student in ("ann", "bo"):
+        (klass / student).mkdir(parents=True)
+        (klass / student / "dual.py").write_text(reference("dual"), encoding="utf-8")
     out = outdir(tmp_path / "out", reference_cache)
     monkeypatch.setattr(bulk, "SOLUTIONS", reference_with(tmp_path / "broken",
                                                            "raise ValueError('a broken reference')"))

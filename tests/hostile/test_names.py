@@ -21,6 +21,7 @@ import pytest
 from markdown_it import MarkdownIt
 from staff.test_intake import zipped
 from support import KIT
+from support.shape import reference
 
 from autograder import intake
 from autograder.config import load
@@ -32,7 +33,7 @@ from autograder.staff.gradebook import Entry, Score
 from autograder.staff.roster import join, read_roster
 
 VALUE = (KIT / "solutions" / "value.py").read_text(encoding="utf-8")
-DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
+DUAL = reference("dual")
 GRADING = load()
 LINKIFY = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "table", "strikethrough"])
 # Headings the kit writes itself: the title, then a section per subject.
@@ -97,6 +98,7 @@ def entry_of(submission: intake.Submission, failed: bool = False) -> Entry:
                  scores=[Score("value.mul", 5, 10, message, ["overwrites-gradient"])])
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 def test_no_name_in_a_feedback_file_becomes_a_link_an_image_or_a_heading(tmp_path):
     submissions = intake.collect(hostile_class(tmp_path))
     assert len(submissions) == 15
@@ -111,6 +113,7 @@ def test_no_name_in_a_feedback_file_becomes_a_link_an_image_or_a_heading(tmp_pat
             assert all(ch in shown for ch in submission.source if ch.isalnum())
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 @pytest.mark.slow  # grades a class of three
 def test_the_feedback_files_of_a_graded_class_render_with_no_link_of_a_names_making(tmp_path):
     """`autograder bulk` end to end: every feedback/*.md of a class whose names hold addresses."""
@@ -186,6 +189,7 @@ def students(folder: Path) -> dict[str, tuple[str, str, list[str]]]:
     return {s.source: (s.lms_id, s.lms_name, sorted(s.files)) for s in intake.collect(folder)}
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 @pytest.mark.parametrize("zip_name", ["", "download/", "CS101-hw3 submissions.zip", "download.zip"])
 def test_a_name_that_holds_another_students_id_takes_nothing_of_theirs(tmp_path, zip_name):
     """Canvas keeps the `_` and digits of a sortable name: `yx_4242_1` writes
@@ -204,6 +208,7 @@ def test_two_names_that_hold_each_others_ids_are_a_class_of_two(tmp_path, zip_na
                                   "bob_4242_5555_*": ("5555", "bob_4242", ["value"])}
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 def test_a_name_shaped_like_an_anonymous_one_is_read_as_a_name(tmp_path):
     """`anon_4242` is a name a student may have: only Canvas writes an anonymous id of letters,
     or its own `LATE_` before one."""
@@ -215,6 +220,7 @@ def test_a_name_shaped_like_an_anonymous_one_is_read_as_a_name(tmp_path):
                                   "anon_48213_*": ("48213", "anon", ["dual"])}
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 def test_with_a_roster_each_of_the_two_is_joined_to_themself(tmp_path):
     """Canvas's Grades export names both by their user ids: the victim is joined to the victim's
     entry, the student whose name holds the victim's id to their own, and neither is held back."""
@@ -239,6 +245,7 @@ def test_a_class_of_two_whose_names_read_as_one_id_is_a_canvas_class_of_two(tmp_
                                   "yx_5555_200_4242_*": ("4242", "yx_5555_200", ["value"])}
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 def test_one_id_read_from_two_names_is_named_in_both_feedbacks(tmp_path):
     """A file the student named `4242_1_value.py` makes `yx_5555_200_4242_1_value.py`, which
     reads, from the right, as user 4242: both students are told, with both files and the ids."""
@@ -268,6 +275,7 @@ SCRIPT_NAMES = ["sharmaप्रिया", "রায়অর্পিতা",
                 "ivanovaмария", "王小明", "الفارسيليلى", "कुमार_राहुल", "שָׁלוֹם", "o‿connor"]
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 @pytest.mark.parametrize("zip_name", ["", "download/", "CS101-hw3 submissions.zip"])
 @pytest.mark.parametrize("form", ["NFC", "NFD"])
 def test_canvas_names_of_every_script_are_one_student_each(tmp_path, zip_name, form):
@@ -287,6 +295,7 @@ def test_canvas_names_of_every_script_are_one_student_each(tmp_path, zip_name, f
 
 # -- zip members passed over ---------------------------------------------------------------------
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 def test_every_zip_member_passed_over_is_named_with_the_reason(tmp_path):
     (tmp_path / "ana.zip").write_bytes(zipped({
         "value.py": VALUE, "x/../../etc/passwd.py": DUAL, "# Total 102.txt": "102", "README.md": "hi",
@@ -299,6 +308,7 @@ def test_every_zip_member_passed_over_is_named_with_the_reason(tmp_path):
     assert "dual.py: taken from x/../../etc/passwd.py" in ana.notes  # a name is never a path: it is read
 
 
+@pytest.mark.engine("dual")  # its names are those of dual.py files
 def test_a_member_passed_over_in_an_lms_download_is_named_in_the_students_notes(tmp_path):
     with zipfile.ZipFile(tmp_path / "CS101-Autograd engines-42.zip", "w") as archive:
         archive.writestr("Grace Hopper_300021_assignsubmission_file/value.py", VALUE)

@@ -2,6 +2,7 @@
 under a memory limit, so a cell built to make Python's parser take gigabytes costs only its own
 entry, and the grader's process stays small."""
 
+import csv
 import json
 import subprocess
 import sys
@@ -10,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.shape import SAMPLE, points_of, reference, scored
 
 from autograder.intake import bounded
 
 pytestmark = pytest.mark.slow  # grades, or starts workers, in processes of its own
 
-DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
 # About 0.4 GB of the parser's memory per MB of this source: 4 MB of it asks for some 1.7 GB.
 HOSTILE_CELL = "x = [" + "(a+b)*c, " * (4 * 2**20 // 9) + "]\n"
 # The grader's process reading the class, parsing process apart: 35 MB reading, 90 MB the whole
@@ -28,7 +29,7 @@ PEAK_MB = "int(next(l.split()[1] for l in open('/proc/self/status') if l.startsw
 
 def hostile_class(folder: Path) -> Path:
     (folder / "honest").mkdir(parents=True)
-    (folder / "honest" / "dual.py").write_text(DUAL, encoding="utf-8")
+    (folder / "honest" / f"{SAMPLE}.py").write_text(reference(SAMPLE), encoding="utf-8")
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
                 "cells": [{"cell_type": "code", "source": HOSTILE_CELL, "metadata": {}, "outputs": [],
                            "execution_count": None}]}
@@ -52,7 +53,7 @@ def test_a_cell_built_to_exhaust_the_parser_costs_its_entry_alone(tmp_path):
                           check=True, timeout=600)
     report = json.loads(done.stdout)
     assert report["peak_mb"] < OWN_MEMORY_MB, report["peak_mb"]
-    assert report["found"]["honest"][0] == ["dual"]
+    assert report["found"]["honest"][0] == [SAMPLE]
     files, notes = report["found"]["bomb.ipynb"]
     assert files == [] and "bomb.ipynb: cell 1 is not valid Python (or is nested too deep for Python's " \
         "parser) and defines no engine; left out" in notes
@@ -75,7 +76,7 @@ def test_a_notebook_too_large_for_the_parsing_process_is_a_note_and_the_next_is_
 
 @pytest.mark.slow
 def test_bulk_grades_the_honest_classmate_and_holds_the_hostile_notebook_back(tmp_path):
-    """The whole command: the honest classmate gets full marks for dual, the notebook is held
+    """The whole command: the honest classmate gets full marks for its engine, the notebook is held
     back with the reason, and the bulk process itself stays small."""
     klass = hostile_class(tmp_path / "class")
     out = tmp_path / "out"
@@ -90,7 +91,7 @@ def test_bulk_grades_the_honest_classmate_and_holds_the_hostile_notebook_back(tm
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["code"] == 0, done.stderr[-2000:]
     assert report["peak_mb"] < OWN_MEMORY_MB, report["peak_mb"]
-    grades = (out / "grades.csv").read_text(encoding="utf-8").splitlines()
-    honest = next(line for line in grades if line.startswith("honest,"))
-    assert ",10," in honest  # dual, full marks
+    with (out / "grades.csv").open(newline="", encoding="utf-8") as table:
+        honest = next(row for row in csv.DictReader(table) if row["student"] == "honest")
+    assert scored(honest) == points_of(SAMPLE)  # full marks
     assert "held back bomb: could not be graded: bomb.ipynb: cell 1 is not valid Python" in done.stderr

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from staff.test_bulk import DUAL, bulk_run, entries_of, outdir
+from staff.test_bulk import BROKEN, SOURCE, bulk_run, entries_of, outdir
 from support import KIT
 from support.corpus import BUGS, build
 from support.lms import (
@@ -30,6 +30,7 @@ from support.lms import (
     moodle_feedback_import,
     moodle_worksheet_import,
 )
+from support.shape import GRADED, SAMPLE
 
 from autograder.config import load
 from autograder.staff import bulk
@@ -44,7 +45,6 @@ CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_TITLE_AND_ID = re.compile(r"\A(.*)\s\((\d+)\)\Z")  # Assignment.title_and_id
 # A Moodle assignment's grading worksheet upload finds its columns by these names.
 WORKSHEET_COLUMNS = ("Identifier", "Grade", "Last modified (grade)")
-BROKEN_DUAL = DUAL.replace("self.der * other.val + self.val * other.der", "self.der * other.der")
 
 
 def table(path: Path) -> list[list[str]]:
@@ -64,9 +64,9 @@ def graded(tmp_path_factory) -> Path:
     sealed = tmp_path_factory.mktemp("sealed")
     bulk.sealed_reference(sealed, bulk.grader_version())
     klass = root / "class"
-    files = {"smithjane_12345_67890_dual.py": DUAL, "doejohn_LATE_23456_78901_dual.py": BROKEN_DUAL,
-             "Grace Hopper_300021_assignsubmission_file_/dual.py": BROKEN_DUAL,
-             "s2024001/dual.py": DUAL, "s2024002/dual.py": BROKEN_DUAL}
+    files = {f"smithjane_12345_67890_{SAMPLE}.py": SOURCE, f"doejohn_LATE_23456_78901_{SAMPLE}.py": BROKEN,
+             f"Grace Hopper_300021_assignsubmission_file_/{SAMPLE}.py": BROKEN,
+             f"s2024001/{SAMPLE}.py": SOURCE, f"s2024002/{SAMPLE}.py": BROKEN}
     for name, text in files.items():
         (klass / name).parent.mkdir(parents=True, exist_ok=True)
         (klass / name).write_text(text, encoding="utf-8")
@@ -153,6 +153,7 @@ def canvas_class(tmp_path_factory) -> tuple[Path, str]:
     return out, klass
 
 
+@pytest.mark.engine("dual")  # the downloads of tests/data hold dual.py files, worth 10 of 102 points
 def test_a_canvas_download_grades_in_one_command_and_imports_by_canvas_rules(canvas_class, capsys):
     out, klass = canvas_class
     export = DATA / "canvas" / "grades-export.csv"
@@ -186,6 +187,7 @@ def sealed(tmp_path_factory) -> Path:
     return out / "reference"
 
 
+@pytest.mark.engine("dual")  # the downloads of tests/data hold dual.py files, worth 10 of 102 points
 def test_a_moodle_download_grades_in_one_command_and_imports_by_moodle_rules(tmp_path, sealed):
     klass = lms_class(tmp_path / "class", DATA / "moodle" / "download.json", utf8_flag=True)
     out = outdir(tmp_path / "out", sealed)
@@ -214,6 +216,7 @@ def test_a_moodle_download_grades_in_one_command_and_imports_by_moodle_rules(tmp
     assert "Zoë Ångström" in names
 
 
+@pytest.mark.engine("dual")  # the downloads of tests/data hold dual.py files, worth 10 of 102 points
 def test_a_bonus_moodle_would_skip_is_refused_before_anything_is_written(tmp_path, sealed, capsys):
     klass = lms_class(tmp_path / "class", DATA / "moodle" / "download.json", utf8_flag=True)
     out = outdir(tmp_path / "out", sealed)
@@ -234,9 +237,12 @@ def test_a_bonus_moodle_would_skip_is_refused_before_anything_is_written(tmp_pat
 
 # -- every snippet of every feedback file runs, pasted where the student's files are -------------------
 
-ONE_BUG = ("mul-assigns-instead-of-adding", "tanh-derivative-of-input", "relu-gate-on-the-wrong-side",
-           "quotient-rule-sign", "backward-clears-first", "zero-grad-on-self-only",
-           "unbroadcast-keeps-leading-axes", "dual-default-derivative-one")
+ONE_BUG = tuple(name for engine, name in (
+    ("value", "mul-assigns-instead-of-adding"), ("value", "tanh-derivative-of-input"),
+    ("value", "relu-gate-on-the-wrong-side"), ("value", "quotient-rule-sign"),
+    ("value", "backward-clears-first"), ("value", "zero-grad-on-self-only"),
+    ("tensor", "unbroadcast-keeps-leading-axes"),
+    ("dual", "dual-default-derivative-one")) if engine in GRADED)  # bugs of each engine the kit grades
 REPRODUCE = "To reproduce"
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
@@ -300,7 +306,7 @@ def test_every_snippet_in_every_feedback_file_runs_where_the_students_files_are(
     for n, name in enumerate(ONE_BUG):
         folders[name] = kit / name
         build(bugs[name], KIT / "solutions", folders[name])
-        for file_id, engine in enumerate(("value", "tensor", "dual")):
+        for file_id, engine in enumerate(GRADED):
             target = (klass / f"bug{n}_{41000 + n}_{9000 + 10 * n + file_id}_{engine}.py" if n < 3 else
                       klass / f"Bug {n}_{300040 + n}_assignsubmission_file_" / f"{engine}.py" if n < 6 else
                       klass / f"bug{n}" / f"{engine}.py")

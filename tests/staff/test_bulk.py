@@ -34,11 +34,12 @@ from autograder.staff.gradebook import Entry, Gradebook, Score
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from make_class import make_class  # noqa: E402 - examples/ is a folder of scripts, not a package
 from support import KIT
+from support.shape import SAMPLE, broken, points_of, reference, scored
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
-DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
+SOURCE, BROKEN = reference(SAMPLE), broken(SAMPLE)  # an engine the kit grades: right, and with a bug
 UNSTEADY_WORDS = "this scenario gave a different answer"
 NUMBER = r"-?\d+(\.\d+)?(e[-+]?\d+)?"
 # A hung bulk run fails the test instead of hanging it; a normal one takes a small fraction.
@@ -83,11 +84,11 @@ def submission_ids(out: Path) -> dict[str, int]:
         return dict(db.execute("SELECT source, id FROM submissions"))
 
 
-def dual_only_class(folder: Path, students: dict[str, str]) -> Path:
-    """A class whose submissions hold only dual.py: quick to grade, the other parts fail at once."""
+def one_engine_class(folder: Path, students: dict[str, str]) -> Path:
+    """A class whose submissions hold only SAMPLE's file: quick to grade, the other parts fail at once."""
     for student, text in students.items():
         (folder / student).mkdir(parents=True)
-        (folder / student / "dual.py").write_text(text)
+        (folder / student / f"{SAMPLE}.py").write_text(text)
     return folder
 
 
@@ -269,21 +270,18 @@ def test_a_second_run_grades_nothing_again(example_run, example_class):
 
 # -- two entries for one student --------------------------------------------------------------------
 
-BROKEN_DUAL = DUAL.replace("self.der * other.val + self.val * other.der", "self.der * other.der")
-
-
 def test_two_entries_for_one_student_are_both_graded_and_neither_counts_until_the_ta_chooses(
         tmp_path, capsys, reference_cache):
     """jsmith/ and jsmith.zip, Ann Lee/ and Ann_Lee/: each entry is graded and has its feedback; the
     console, failures.jsonl and the summary name the collision; grades.csv gives the student empty
     cells and the import files leave them out. A Canvas resubmission is one entry: the newest
     upload counts, and a line says so. Removing one entry makes the other count, grading nothing."""
-    klass = dual_only_class(tmp_path / "class", {"jsmith": DUAL, "Ann Lee": DUAL, "Ann_Lee": BROKEN_DUAL,
-                                                 "una": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"jsmith": SOURCE, "Ann Lee": SOURCE, "Ann_Lee": BROKEN,
+                                                  "una": SOURCE})
     with zipfile.ZipFile(klass / "jsmith.zip", "w") as archive:
-        archive.writestr("dual.py", BROKEN_DUAL)
-    (klass / "kim_11111_501_dual.py").write_text(BROKEN_DUAL)
-    (klass / "kim_11111_502_dual-1.py").write_text(DUAL)
+        archive.writestr(f"{SAMPLE}.py", BROKEN)
+    (klass / f"kim_11111_501_{SAMPLE}.py").write_text(BROKEN)
+    (klass / f"kim_11111_502_{SAMPLE}-1.py").write_text(SOURCE)
     out = outdir(tmp_path / "out", reference_cache)
     assert bulk_run(klass, out) == 0
     err = capsys.readouterr().err
@@ -296,14 +294,14 @@ def test_two_entries_for_one_student_are_both_graded_and_neither_counts_until_th
         said = f"2 entries for the student {student}:"
         line = next(line for line in err.splitlines() if line.startswith(said))
         assert all(entry in line for entry in entries) and "none counts" in line
-    assert "kim_11111_*: dual.py: dual-1.py counts, the newest upload; the earlier dual.py is not graded" \
-        in err
+    assert (f"kim_11111_*: {SAMPLE}.py: {SAMPLE}-1.py counts, the newest upload; the earlier {SAMPLE}.py is "
+            "not graded") in err
     assert "2 students with several entries have no grade" in err.splitlines()[-1]
 
     with (out / "grades.csv").open(newline="") as file:
         grades = {row["student"]: row for row in csv.DictReader(file)}
     assert grades["jsmith"]["total"] == grades["Ann_Lee"]["total"] == "" and grades["una"]["total"] != ""
-    assert float(grades["kim_11111"]["dual"]) == load().parts["dual"].points  # the newest upload's
+    assert scored(grades["kim_11111"]) == points_of(SAMPLE)  # the newest upload's
     for name in ("grades-canvas.csv", "grades-moodle.csv"):
         listed = [row[0] for row in csv.reader((out / name).open(newline=""))]
         # una has a row where the import finds her (Canvas finds a row by an id, which she has not)
@@ -329,12 +327,12 @@ def test_two_entries_for_one_student_are_both_graded_and_neither_counts_until_th
 # -- resuming --------------------------------------------------------------------------------------
 
 def test_only_a_changed_submission_is_graded_again_and_force_grades_all(tmp_path, reference_cache):
-    klass = dual_only_class(tmp_path / "class", {"una": DUAL, "val": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"una": SOURCE, "val": SOURCE})
     out = outdir(klass / "graded", reference_cache)  # inside the class folder, and not a submission
     assert bulk_run(klass, out) == 0
     first = submission_ids(out)
     assert sorted(first) == ["una", "val"]
-    (klass / "val" / "dual.py").write_text(DUAL.replace("math.cos(self.val)", "-math.cos(self.val)"))
+    (klass / "val" / f"{SAMPLE}.py").write_text(BROKEN)
     assert bulk_run(klass, out) == 0
     second = submission_ids(out)
     assert second["una"] == first["una"] and second["val"] != first["val"]
@@ -344,7 +342,7 @@ def test_only_a_changed_submission_is_graded_again_and_force_grades_all(tmp_path
 
 
 def test_a_second_run_into_the_same_outdir_waits_its_turn(tmp_path, capsys):
-    klass = dual_only_class(tmp_path / "class", {"una": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"una": SOURCE})
     (tmp_path / "out").mkdir()
     lock = os.open(tmp_path / "out", os.O_RDONLY | os.O_DIRECTORY)  # the run locks OUTDIR itself
     try:
@@ -378,9 +376,9 @@ def bulk_processes(out: Path) -> list[int]:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_sigkill_mid_run_then_a_rerun_gives_the_gradebook_of_an_uninterrupted_run(tmp_path, reference_cache):
-    students = {name: DUAL for name in ("ada", "bea", "cy")}
-    students["eli"] = DUAL.replace("self.der * other.val + self.val * other.der", "self.der * other.der")
-    klass = dual_only_class(tmp_path / "class", students)
+    students = {name: SOURCE for name in ("ada", "bea", "cy")}
+    students["eli"] = BROKEN
+    klass = one_engine_class(tmp_path / "class", students)
     (klass / "fin").mkdir()  # nothing gradable: recorded before any grading starts
     whole = outdir(tmp_path / "whole", reference_cache)
     assert bulk_run(klass, whole, "--jobs", "1") == 0

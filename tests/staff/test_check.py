@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.shape import GRADED
 
 from autograder.config import Budget, load, parse
 from autograder.parts import Part, declared, engines
@@ -56,11 +57,17 @@ def with_matmul_stub(folder: Path) -> Path:
 
 # -- the engine files --------------------------------------------------------------------------------
 
-def test_the_engines_are_the_first_words_of_the_parts_in_grading_toml():
-    assert engines(KIT / "grading.toml") == ("value", "tensor", "dual")
+def test_the_engines_are_the_first_words_of_the_parts_in_grading_toml(tmp_path):
+    assert set(engines(KIT / "grading.toml")) == {path.stem for path in (KIT / "solutions").glob("*.py")}
     assert engine_files_of(KIT, load()) == []
+    toml, kit_toml = tmp_path / "grading.toml", (KIT / "grading.toml").read_text(encoding="utf-8")
+    rest = kit_toml[kit_toml.index("[tolerances]"):]  # parts b.x, a, b.y: engines b and a, in that order
+    toml.write_text('[parts."b.x"]\ntitle = "x"\npoints = 1\n\n[parts.a]\ntitle = "a"\npoints = 1\n\n'
+                    '[parts."b.y"]\ntitle = "y"\npoints = 1\n\n' + rest, encoding="utf-8")
+    assert engines(toml) == ("b", "a")
 
 
+@pytest.mark.engine("dual")  # the engine file removed
 def test_an_engine_file_missing_or_graded_by_no_part_is_named_with_its_fix(tmp_path):
     kit = kit_files(tmp_path / "kit")
     (kit / "solutions" / "dual.py").unlink()
@@ -104,7 +111,8 @@ def test_a_part_that_costs_ten_times_all_the_others_together_is_warned_of():
     report = cost_report(grading, seconds, {}, cores=2)
     assert not any("cpu_seconds" in w for w in report.warnings)  # 105 s: within what a worker may use
     dominant = [w for w in report.warnings if w.startswith("part 'value.training' costs 10.50 s")]
-    assert len(dominant) == 1 and "times all the other parts together (0.12 s)" in dominant[0]
+    others = 0.01 * (len(grading.parts) - 1)  # 0.12 s in the kit as it is
+    assert len(dominant) == 1 and f"times all the other parts together ({others:.2f} s)" in dominant[0]
     assert "1.05-1.05 s" not in "\n".join(report.lines) and "105.00 s" in "\n".join(report.lines)
 
 
@@ -124,9 +132,10 @@ def test_a_class_past_the_budget_is_warned_of():
     assert cost_report(grading, seconds, {}, cores=2).warnings == []  # 100 x (0.44 + 2 x 5.2 s) / 2: 9 min
     tight = type(grading)(grading.parts, grading.tolerances, grading.limits, grading.source, Budget(5.0))
     said = cost_report(tight, seconds, {}, cores=2).warnings
-    assert said == [f"a class of {CLASS} would take about 9.0 min of `autograder bulk` on 2 cores, past the "
-                    "budget of 5 minutes in [budget] of grading.toml; 'value.given' costs the most (0.40 s "
-                    "a grading): make its scenario smaller, or raise class_of_100_minutes"]
+    minutes = CLASS * (0.44 + 2 * 0.4 * len(grading.parts)) / 2 / 60  # 9.0 in the kit as it is
+    assert said == [f"a class of {CLASS} would take about {minutes:.1f} min of `autograder bulk` on 2 cores, "
+                    "past the budget of 5 minutes in [budget] of grading.toml; 'value.given' costs the most "
+                    "(0.40 s a grading): make its scenario smaller, or raise class_of_100_minutes"]
 
 
 # -- the stubs a scenario runs -----------------------------------------------------------------------
@@ -197,7 +206,7 @@ def test_the_probes_programs_all_run_on_the_reference():
     assert Probe().dropped == []
 
 
-@pytest.mark.parametrize("name", ["value", "tensor", "dual"])
+@pytest.mark.parametrize("name", GRADED)
 def test_the_stubs_of_the_kit_as_shipped_have_mutants(name):
     assert any(m.engine == name for m in generate(KIT, per_stub=2))
 
@@ -205,7 +214,7 @@ def test_the_stubs_of_the_kit_as_shipped_have_mutants(name):
 # -- the scenarios any operation can use ----------------------------------------------------------------
 
 def test_the_generic_scenarios_hold_the_reference_to_its_own_central_differences(reference):
-    from autograder.inside.scenarios import dual, tensor
+    from autograder.inside.scenarios import tensor
 
     cases = tensor.operation(reference.tensor, "(a @ b) * c", [{"a": [3, 4], "b": [4, 2], "c": [2]},
                                                               {"a": [1, 2], "b": [2, 3], "c": [1, 3]}],
@@ -215,6 +224,12 @@ def test_the_generic_scenarios_hold_the_reference_to_its_own_central_differences
         for name in ("a", "b", "c"):
             assert abs(case[f"grad_{name}"] - case[f"grad_{name}_fd"]).max() < 1e-6
             assert abs(case[f"grad_{name}_twice"] - 2 * case[f"grad_{name}"]).max() < 1e-12
+
+
+@pytest.mark.engine("dual")
+def test_the_generic_dual_scenario_holds_the_reference_to_its_own_central_differences(reference):
+    from autograder.inside.scenarios import dual
+
     for case in dual.operation(reference.dual, "x.sin() * x + 2 * x.exp()", seed=3, count=4, low=-2.0,
                                high=2.0, der=0.5):
         assert abs(case["der"] - case["der_fd"]) < 1e-6 * (1 + abs(case["der"]))

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.shape import GRADED, SAMPLE
 
 from autograder import intake
 from autograder.config import parse
@@ -20,12 +21,12 @@ from autograder.staff import bulk, reports
 from autograder.staff.gradebook import Gradebook
 from staff.test_bulk import (
     CLI,
-    DUAL,
     KIT,
     RUN_SECONDS,
+    SOURCE,
     bulk_processes,
     bulk_run,
-    dual_only_class,
+    one_engine_class,
     outdir,
     rows,
 )
@@ -45,8 +46,9 @@ def test_pytest_with_a_missing_submission_says_so_once():
     command = [sys.executable, "-m", "pytest", "autograder", "--submission", "/nonexistent", "-q"]
     done = subprocess.run(command, cwd=KIT, capture_output=True, text=True, timeout=RUN_SECONDS)
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    files = [f"{engine}.py" for engine in GRADED]  # the kit's own: value.py, tensor.py and dual.py
     assert lines == ["ERROR: --submission /nonexistent: not a folder; point it at the folder holding "
-                     "value.py, tensor.py and dual.py"]
+                     + ", ".join(files[:-1]) + " and " + files[-1]]
     assert done.returncode == 4
 
 
@@ -60,7 +62,7 @@ def test_pytest_with_a_missing_submission_says_so_once():
      "autograder bulk: --nbgrader-db and --assignment go together; give both or neither"),
 ])
 def test_a_mistake_on_the_command_line_is_one_line_naming_the_fix(tmp_path, capsys, make, options, message):
-    klass = dual_only_class(tmp_path / "class", {"una": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"una": SOURCE})
     make(tmp_path)
     try:
         code = bulk_run(klass, tmp_path / "out", *options)
@@ -92,13 +94,13 @@ def test_a_broken_grading_toml_is_one_line_naming_the_fix(tmp_path, capsys, monk
     toml = tmp_path / "grading.toml"
     toml.write_text((KIT / "grading.toml").read_text().replace(old, new, 1))
     monkeypatch.setattr(bulk, "load", lambda: parse(toml))
-    assert bulk_run(dual_only_class(tmp_path / "class", {"una": DUAL}), tmp_path / "out") == 2
+    assert bulk_run(one_engine_class(tmp_path / "class", {"una": SOURCE}), tmp_path / "out") == 2
     (line,) = error_lines(capsys.readouterr().err)
     assert line.startswith(f"autograder bulk: {toml}: [") and fix in line
 
 
 def test_a_damaged_gradebook_or_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch, reference_cache):
-    klass = dual_only_class(tmp_path / "class", {"una": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"una": SOURCE})
     out = outdir(tmp_path / "out", reference_cache)
     (out / "gradebook.sqlite").write_bytes(b"not a database, but long enough to be read as one" * 40)
     assert bulk_run(klass, out) == 2
@@ -129,7 +131,7 @@ def test_a_damaged_gradebook_or_a_full_disk_is_one_line(tmp_path, capsys, monkey
 
 
 def test_paths_are_taken_from_where_the_user_stands(tmp_path, reference_cache):
-    dual_only_class(tmp_path / "class", {"una": DUAL})
+    one_engine_class(tmp_path / "class", {"una": SOURCE})
     outdir(tmp_path / "out", reference_cache)
     done = subprocess.run(CLI + ["bulk", "class", "-o", "out"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=RUN_SECONDS)
@@ -230,7 +232,7 @@ def test_an_error_no_command_foresaw_is_one_line_that_says_where(monkeypatch, ca
                              "summary.html (nothing is graded twice)"),
 ])
 def test_ctrl_c_in_each_phase_is_one_line(tmp_path, capsys, monkeypatch, reference_cache, where, said):
-    klass = dual_only_class(tmp_path / "class", {"una": DUAL, "val": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"una": SOURCE, "val": SOURCE})
     monkeypatch.setattr(*where, interrupt)
     assert bulk_run(klass, outdir(tmp_path / "out", reference_cache)) == 130
     assert error_lines(capsys.readouterr().err) == [said]
@@ -242,7 +244,7 @@ def test_ctrl_c_right_after_the_last_grading_says_every_grade_is_in(tmp_path, ca
                                                                     reference_cache, options, again):
     """The interrupt lands once every submission is recorded, before the reports: it said "2 of the
     2 ... run the same command again to grade the other 0" (with --force: "of the other 0, 0 keep")."""
-    klass = dual_only_class(tmp_path / "class", {"una": DUAL, "val": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"una": SOURCE, "val": SOURCE})
     out = outdir(tmp_path / "out", reference_cache)
     if options:
         assert bulk_run(klass, out) == 0
@@ -255,11 +257,11 @@ def test_ctrl_c_right_after_the_last_grading_says_every_grade_is_in(tmp_path, ca
 
 def test_a_successful_run_removes_what_a_killed_run_left_behind(tmp_path, reference_cache):
     """staging/, work/, feedback.new/ and half-written files go, also when nothing is graded."""
-    klass = dual_only_class(tmp_path / "class", {"una": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"una": SOURCE})
     out = outdir(tmp_path / "out", reference_cache)
     assert bulk_run(klass, out) == 0
     kept = sorted(p.relative_to(out) for p in out.rglob("*") if p.suffix != ".sqlite-wal")
-    left = [out / "staging" / "una-123abc" / "dual.py", out / "work" / "una-123abc-x" / "pytest.log",
+    left = [out / "staging" / "una-123abc" / f"{SAMPLE}.py", out / "work" / "una-123abc-x" / "pytest.log",
             out / "feedback.new" / "una.md", out / "grades.csv.partial", out / "reference" / "0123.partial"]
     for path in left:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -322,7 +324,7 @@ def run_until(command: list[str], ready, deadline: float) -> subprocess.Complete
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_during_a_forced_run_counts_what_this_run_graded(tmp_path, reference_cache):
-    klass = dual_only_class(tmp_path / "class", {name: DUAL for name in ("ada", "bea", "cy", "dee", "eve")})
+    klass = one_engine_class(tmp_path / "class", dict.fromkeys(("ada", "bea", "cy", "dee", "eve"), SOURCE))
     out = outdir(tmp_path / "out", reference_cache)
     assert bulk_run(klass, out, "--jobs", "1") == 0
     before = max(ids(out).values())
@@ -353,7 +355,7 @@ def test_ctrl_c_during_a_forced_run_counts_what_this_run_graded(tmp_path, refere
 
 
 def test_ctrl_c_as_soon_as_the_gradebook_exists_is_one_line_and_counts_what_is_in_it(tmp_path):
-    klass = dual_only_class(tmp_path / "class", {"ada": DUAL, "bea": DUAL})
+    klass = one_engine_class(tmp_path / "class", {"ada": SOURCE, "bea": SOURCE})
     out = tmp_path / "out"  # no sealed reference yet: the interrupt lands before it is sealed, at the latest
     command = waiting_at("autograder.staff.bulk:sealed_reference", 1, "bulk", str(klass), "-o", str(out))
     done = run_until(command, (out / "gradebook.sqlite").exists, time.monotonic() + RUN_SECONDS)
@@ -374,8 +376,8 @@ def test_names_are_printed_as_text_and_reach_the_reports_harmless(tmp_path, caps
         (klass / name).mkdir()
     for name in ("-2-3", os.fsdecode(b"caf\xe9")):
         (klass / name).mkdir()
-        (klass / name / "dual.py").write_text(DUAL)
-    (klass / "mdz.zip").write_bytes(zipped({"<img src=x onerror=alert(1)>[x](http:e)/dual.py": DUAL}))
+        (klass / name / f"{SAMPLE}.py").write_text(SOURCE)
+    (klass / "mdz.zip").write_bytes(zipped({f"<img src=x onerror=alert(1)>[x](http:e)/{SAMPLE}.py": SOURCE}))
     out = outdir(tmp_path / "out", reference_cache)
     assert bulk_run(klass, out) == 0
     err = capsys.readouterr().err
@@ -389,11 +391,12 @@ def test_names_are_printed_as_text_and_reach_the_reports_harmless(tmp_path, caps
     assert "'-2-3," in (out / "grades.csv").read_text()
     markdown = (out / "feedback" / "mdz.md").read_text()
     # The word holding an address (`http:e`) is a code span, where nothing is a tag or a link.
-    assert "taken from \\<img src=x `onerror=alert(1)>[x](http:e)/dual.py`" in markdown
+    assert f"taken from \\<img src=x `onerror=alert(1)>[x](http:e)/{SAMPLE}.py`" in markdown
     notes = re.sub(r"`[^`]*`", "", markdown.split("## ", 2)[1])
     assert not re.search(r"(?<!\\)[<\[]", notes)  # every other < and [ of the notes escaped
     page = (out / "feedback" / "mdz.html").read_text()
-    assert "taken from &lt;img src=x onerror=alert(1)&gt;[x](http:e)/dual.py" in page and "<img" not in page
+    assert f"taken from &lt;img src=x onerror=alert(1)&gt;[x](http:e)/{SAMPLE}.py" in page
+    assert "<img" not in page
 
 
 def zipped(files: dict[str, str]) -> bytes:
@@ -411,9 +414,9 @@ def zipped(files: dict[str, str]) -> bytes:
 
 def test_nbformat_and_matplotlib_are_imported_only_when_needed(tmp_path):
     (tmp_path / "py" / "ana").mkdir(parents=True)
-    (tmp_path / "py" / "ana" / "dual.py").write_text(DUAL)
+    (tmp_path / "py" / "ana" / f"{SAMPLE}.py").write_text(SOURCE)
     (tmp_path / "v4").mkdir()
-    cell = {"cell_type": "code", "source": DUAL, "metadata": {}, "outputs": [], "execution_count": None}
+    cell = {"cell_type": "code", "source": SOURCE, "metadata": {}, "outputs": [], "execution_count": None}
     (tmp_path / "v4" / "bo.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
                                                          "cells": [cell]}))
     (tmp_path / "v3").mkdir()

@@ -71,6 +71,7 @@ def handed_in(after: timedelta) -> str:
     return (DUE + after).replace(tzinfo=timezone.utc).isoformat()
 
 
+@pytest.mark.engine("dual")  # the course's three notebooks, dual's among them
 def test_the_courses_plugin_takes_its_points_per_notebook_never_more_than_the_notebook(tmp_path, gradebook):
     penalty = course_late_penalty(course(tmp_path / "c", PER_HOUR), gradebook, "engines")
     taken, how = penalty("ann", FULL, handed_in(timedelta(hours=2, minutes=30)))

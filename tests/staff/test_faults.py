@@ -25,8 +25,18 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.shape import SAMPLE, parts_of, points_of, scored
 
-from staff.test_bulk import CLI, DUAL, RUN_SECONDS, bulk_processes, dual_only_class, entries_of, rows
+from staff.test_bulk import (
+    BROKEN,
+    CLI,
+    RUN_SECONDS,
+    SOURCE,
+    bulk_processes,
+    entries_of,
+    one_engine_class,
+    rows,
+)
 
 sys.path.insert(0, str(KIT / "examples"))
 from make_class import make_class  # noqa: E402 - examples/ is a folder of scripts, not a package
@@ -34,15 +44,14 @@ from make_class import make_class  # noqa: E402 - examples/ is a folder of scrip
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 KILLS = 6
-BROKEN_DUAL = DUAL.replace("self.der * other.val + self.val * other.der", "self.der * other.der")
 
 
 def a_class(folder: Path) -> Path:
     """The example class (folders, zips, a notebook, single files, Canvas and Moodle downloads,
     a corrupt zip, an entry with no Python) and eight quick students beside it."""
     make_class(folder)
-    extra = {f"extra{index}": DUAL if index % 2 else BROKEN_DUAL for index in range(8)}
-    return dual_only_class(folder, extra)
+    extra = {f"extra{index}": SOURCE if index % 2 else BROKEN for index in range(8)}
+    return one_engine_class(folder, extra)
 
 
 def start(klass: Path, out: Path, *options: str, env: dict | None = None) -> subprocess.Popen:
@@ -135,7 +144,7 @@ def pytest_sessionstart(session):
 def test_a_grading_process_that_dies_holds_back_its_entry_and_the_rest_are_graded(tmp_path):
     """The grading process itself dies (SIGSEGV) on one submission: that entry is held back with
     the reason, never given a zero, the rest are graded, and the next run grades it again."""
-    klass = dual_only_class(tmp_path / "class", {"ann": DUAL, "crashes": DUAL, "cy": BROKEN_DUAL})
+    klass = one_engine_class(tmp_path / "class", {"ann": SOURCE, "crashes": SOURCE, "cy": BROKEN})
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "crash_on_one.py").write_text(CRASH_PLUGIN, encoding="utf-8")
@@ -146,7 +155,7 @@ def test_a_grading_process_that_dies_holds_back_its_entry_and_the_rest_are_grade
     with open(tmp_path / "out" / "grades.csv", newline="", encoding="utf-8") as table:
         grades = {row["student"]: row for row in csv.DictReader(table)}
     assert grades["crashes"]["total"] == "" and "SIGSEGV" in grades["crashes"]["held back"]
-    assert float(grades["ann"]["dual"]) == 10 and 0 < float(grades["cy"]["dual"]) < 10
+    assert scored(grades["ann"]) == points_of(SAMPLE) and 0 < scored(grades["cy"]) < points_of(SAMPLE)
     first = ids(tmp_path / "out")
     code, said = finish(start(klass, tmp_path / "out"))  # without the fault
     assert code == 0 and "1 graded now, 2 unchanged" in said
@@ -174,7 +183,7 @@ def test_two_runs_on_one_class_into_two_folders_both_grade_it_whole(whole, tmp_p
     assert rows(tmp_path / "a") == rows(tmp_path / "b") == whole["rows"]
 
 
-ALLOCATES = DUAL + textwrap.dedent("""
+ALLOCATES = SOURCE + textwrap.dedent("""
 
     hoard = []
     while True:  # without end, as it is imported: its memory limit, or the machine's, stops it
@@ -183,15 +192,21 @@ ALLOCATES = DUAL + textwrap.dedent("""
 
 
 def test_a_submission_that_allocates_without_end_gets_its_parts_with_the_cause(tmp_path):
-    klass = dual_only_class(tmp_path / "class", {"ann": DUAL, "hoarder": ALLOCATES})
+    klass = one_engine_class(tmp_path / "class", {"ann": SOURCE, "hoarder": ALLOCATES})
     code, said = finish(start(klass, tmp_path / "out"))
     assert code == 0, said[-3000:]
     book = {e.source: e for e in entries_of(tmp_path / "out")}
     assert book["ann"].status == "graded" and book["hoarder"].status == "graded"
-    dual = next(s for s in book["hoarder"].scores if s.part == "dual")
-    said = "importing dual.py raised MemoryError: the memory limit of 2048 MB was reached"
-    assert dual.points == 0 and said in dual.messages
-    assert next(s for s in book["ann"].scores if s.part == "dual").points == 10
+    said = f"importing {SAMPLE}.py raised MemoryError: the memory limit of 2048 MB was reached"
+    assert all(s.points == 0 and said in s.messages for s in engine_scores(book["hoarder"]))
+    assert all(s.points == s.max for s in engine_scores(book["ann"]))
+
+
+def engine_scores(entry) -> list:
+    """An entry's scores of SAMPLE's parts, every one of them."""
+    scores = [s for s in entry.scores if s.part in parts_of(SAMPLE)]
+    assert len(scores) == len(parts_of(SAMPLE))
+    return scores
 
 
 MEMORY_CGROUP = Path("/sys/fs/cgroup/memory")
@@ -207,7 +222,7 @@ def test_a_worker_the_out_of_memory_killer_ends_costs_its_parts_with_the_cause(t
     group.mkdir()
     try:
         (group / "memory.limit_in_bytes").write_text(str(2**30))
-        klass = dual_only_class(tmp_path / "class", {"ann": DUAL, "hoarder": ALLOCATES})
+        klass = one_engine_class(tmp_path / "class", {"ann": SOURCE, "hoarder": ALLOCATES})
         process = subprocess.Popen(CLI + ["bulk", str(klass), "-o", str(tmp_path / "out"), "--jobs", "1"],
                                    cwd=KIT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    preexec_fn=lambda: (group / "cgroup.procs").write_text(str(os.getpid())))
@@ -222,9 +237,8 @@ def test_a_worker_the_out_of_memory_killer_ends_costs_its_parts_with_the_cause(t
         group.rmdir()
     assert killed >= 1, "the out-of-memory killer never ran: the test made no fault"
     book = {e.source: e for e in entries_of(tmp_path / "out")}
-    dual = next(s for s in book["hoarder"].scores if s.part == "dual")
-    assert dual.points == 0 and "out-of-memory killer" in dual.messages
-    assert next(s for s in book["ann"].scores if s.part == "dual").points == 10
+    assert all(s.points == 0 and "out-of-memory killer" in s.messages for s in engine_scores(book["hoarder"]))
+    assert all(s.points == s.max for s in engine_scores(book["ann"]))
 
 
 # -- a full disk ----------------------------------------------------------------------------------

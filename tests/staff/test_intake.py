@@ -16,12 +16,13 @@ from pathlib import Path
 import nbformat
 import pytest
 from support import KIT
+from support.shape import reference
 
 from autograder import intake
 
 VALUE = (KIT / "solutions" / "value.py").read_text(encoding="utf-8")
 TENSOR = (KIT / "solutions" / "tensor.py").read_text(encoding="utf-8")
-DUAL = (KIT / "solutions" / "dual.py").read_text(encoding="utf-8")
+DUAL = reference("dual")
 
 
 def one(folder: Path) -> intake.Submission:
@@ -55,6 +56,7 @@ def tree_digest(folder: Path) -> str:
 
 # -- the formats -----------------------------------------------------------------------------------
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_folder_of_student_folders(tmp_path):
     for student, files in {"ana": {"value.py": VALUE, "dual.py": DUAL}, "ben": {"tensor.py": TENSOR}}.items():
         (tmp_path / student).mkdir()
@@ -67,6 +69,7 @@ def test_a_folder_of_student_folders(tmp_path):
     assert any("value.py: not found" in note for note in ben.notes)
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_zip_with_a_nested_folder_and_mac_debris(tmp_path):
     (tmp_path / "cleo.zip").write_bytes(zipped({"hw3/value.py": VALUE, "hw3/dual.py": DUAL,
                                                 "__MACOSX/hw3/._value.py": b"\0\5\26\7"}))
@@ -82,6 +85,7 @@ def test_a_single_py_file_is_taken_for_the_engines_it_defines(tmp_path):
     assert (dev.student, dev.format, dict(dev.files)) == ("dev", "file", {"value": VALUE})
 
 
+@pytest.mark.engine("dual")  # a file defines Dual
 def test_a_notebook_is_split_by_the_names_its_cells_define(tmp_path):
     (tmp_path / "eve.ipynb").write_text(notebook(
         ("markdown", "# Homework"),
@@ -101,6 +105,7 @@ def test_a_notebook_is_split_by_the_names_its_cells_define(tmp_path):
         compile(module, "<notebook module>", "exec")
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_an_nbgrader_grading_cell_is_not_part_of_the_module(tmp_path):
     book = nbformat.v4.new_notebook()
     check = nbformat.v4.new_code_cell("raise SystemExit('grading')")
@@ -120,6 +125,7 @@ def test_a_future_import_in_a_later_cell_moves_to_the_top_of_its_module(tmp_path
     assert namespace["Value"].__add__.__annotations__ == {"other": "Value", "return": "Value"}
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_an_lms_download_is_grouped_by_student_and_keeps_the_last_resubmission(tmp_path):
     (tmp_path / "smithjane_12345_67890_Value.py").write_text("class Value:\n    first = True\n")
     (tmp_path / "smithjane_12345_67891_value-1.py").write_text(VALUE)
@@ -150,6 +156,7 @@ def canvas_download(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_canvas_download_is_read_by_canvas_own_naming_rules_and_keeps_its_ids(tmp_path):
     found = {s.source: s for s in intake.collect(canvas_download(tmp_path))}
     assert {source: (s.student, s.format, s.lms, s.lms_id, s.lms_name, sorted(s.files))
@@ -163,6 +170,7 @@ def test_a_canvas_download_is_read_by_canvas_own_naming_rules_and_keeps_its_ids(
         "anon_Pq2Rs_*": ("anon_Pq2Rs", "canvas", "canvas", "Pq2Rs", "anon", ["dual"])}
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_moodle_download_is_read_by_moodle_own_naming_rules_and_keeps_the_participant_id(tmp_path):
     """Moodle's "Download all submissions" (download_submissions in mod/assign/locallib.php): a
     folder `<full name>_<participant id>_assignsubmission_file_` per student (Moodle 3.1 on; a
@@ -200,6 +208,7 @@ def test_an_nbgrader_tree_grades_submitted_only(tmp_path):
     assert all(s.files == {"value": VALUE} for s in found)
 
 
+@pytest.mark.engine("dual")  # a file defines Dual
 def test_an_nbgrader_course_with_several_assignments_reads_the_one_named(tmp_path):
     fay = tmp_path / "submitted" / "fay"
     (fay / "autograd").mkdir(parents=True)
@@ -220,6 +229,7 @@ def test_wrong_case_a_bom_and_windows_line_endings_are_normalised(tmp_path):
     assert hal.files == {"value": VALUE}
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_intake_and_staging_never_touch_the_input(tmp_path):
     klass, staged = tmp_path / "class", tmp_path / "staged"
     (klass / "ivy").mkdir(parents=True)
@@ -262,6 +272,7 @@ def test_a_submission_with_nothing_gradable_says_why(tmp_path, name, make, reaso
     assert reason in submission.reason
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_binary_file_costs_only_its_own_engine(tmp_path):
     (tmp_path / "lea").mkdir()
     (tmp_path / "lea" / "value.py").write_bytes(b"\0\1\2")
@@ -271,6 +282,7 @@ def test_a_binary_file_costs_only_its_own_engine(tmp_path):
     assert any("value.py: not a text file" in note for note in lea.notes)
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_cells_that_are_not_python_are_left_out_with_a_note(tmp_path):
     (tmp_path / "max.ipynb").write_text(notebook(("code", "%%bash\nls -l"), ("code", "print 'hi'"),
                                                  ("code", DUAL)))
@@ -321,6 +333,7 @@ def read_with_zed(klass: Path) -> dict[str, intake.Submission]:
     return found
 
 
+@pytest.mark.engine("dual")  # a file defines Dual
 def test_a_helper_file_too_deep_for_the_parser_is_passed_over(tmp_path):
     (tmp_path / "ann").mkdir()
     (tmp_path / "ann" / "value.py").write_text(VALUE)
@@ -331,6 +344,7 @@ def test_a_helper_file_too_deep_for_the_parser_is_passed_over(tmp_path):
     assert ann.files["dual"].startswith("class Dual")  # routed by its definitions, as a syntax error is
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_cells_of_every_odd_shape_cost_only_themselves(tmp_path):
     klass = beside_a_good_one(tmp_path)
     (klass / "bo.ipynb").write_text(raw_notebook(
@@ -367,6 +381,7 @@ def test_a_notebook_that_is_not_one_is_a_note(tmp_path, text, reason):
     assert f"cy.ipynb: not a readable notebook ({reason})" in cy.reason
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_notebook_of_format_3_is_converted(tmp_path):
     cell = {"cell_type": "code", "input": DUAL, "language": "python", "outputs": [], "metadata": {}}
     (tmp_path / "old.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {},
@@ -374,6 +389,7 @@ def test_a_notebook_of_format_3_is_converted(tmp_path):
     assert "class Dual" in one(tmp_path).files["dual"]
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_large_notebook_is_read_and_one_too_large_is_a_note(tmp_path):
     picture = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "A" * (3 * 2**20)}}
     (tmp_path / "big.ipynb").write_text(raw_notebook(code(DUAL, outputs=[picture])))
@@ -414,6 +430,7 @@ def test_a_name_of_255_bytes_is_staged(tmp_path):
     assert found.files == {"value": VALUE}
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_two_entries_that_read_alike_keep_a_row_each(tmp_path):
     (tmp_path / "ann_*").mkdir()
     (tmp_path / "ann_*" / "dual.py").write_text(DUAL)
@@ -436,6 +453,7 @@ def lying(data: bytes, declared: int) -> bytes:
     return data[:at + 24] + struct.pack("<I", declared) + data[at + 28:]
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_zip_bombs_and_broken_zips_are_notes(tmp_path):
     klass = beside_a_good_one(tmp_path)
     (klass / "big.zip").write_bytes(bomb(intake.MAX_SUBMISSION_BYTES + 1))
@@ -458,6 +476,7 @@ def test_zip_bombs_and_broken_zips_are_notes(tmp_path):
     assert "holds inner.zip, a zip inside the zip, which is not opened" in found["nested.zip"].reason
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_folder_nested_too_deep_or_too_full_is_read_in_part(tmp_path):
     klass = beside_a_good_one(tmp_path)
     deep = klass / "deb" / "/".join(["d"] * (intake.MAX_DEPTH + 2))
@@ -475,6 +494,7 @@ def test_a_folder_nested_too_deep_or_too_full_is_read_in_part(tmp_path):
     assert len(found["full"].notes) <= intake.MAX_NOTES + 1
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_links_fifos_and_devices_are_notes_naming_the_file(tmp_path):
     klass = beside_a_good_one(tmp_path)
     (klass / "eve").mkdir()
@@ -498,6 +518,7 @@ def test_links_fifos_and_devices_are_notes_naming_the_file(tmp_path):
         assert "dev.py: a character device, not a regular file" in found["dev.py"].reason
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 @pytest.mark.skipif(not shutil.which("setpriv") and os.geteuid() == 0, reason="needs setpriv to read as root")
 def test_a_file_or_folder_that_may_not_be_read_is_a_note(tmp_path):
     klass = beside_a_good_one(tmp_path)
@@ -525,6 +546,7 @@ def test_a_file_or_folder_that_may_not_be_read_is_a_note(tmp_path):
                                 "graded"]
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_entries_that_vanish_while_they_are_read_are_notes(tmp_path, monkeypatch):
     klass = beside_a_good_one(tmp_path)
     (klass / "gus").mkdir()
@@ -594,6 +616,7 @@ def test_a_class_folder_that_may_not_be_listed_is_an_error_naming_it(tmp_path, m
 DATA = KIT / "tests" / "data"
 
 
+@pytest.mark.engine("dual")  # the zips of tests/data/zips hold dual.py
 @pytest.mark.parametrize(("tool", "folder"), [
     ("windows-explorer", "Jürgen Müller"),        # cp437, no flag
     ("macos-archive-utility", "Jürgen Müller"),   # UTF-8 in NFD, no flag (and __MACOSX/ debris)
@@ -618,6 +641,7 @@ def unflagged_zip(path: Path, members: dict[str, bytes]) -> None:
             archive.writestr(Unflagged(name, (2026, 12, 1, 9, 0, 0)), data)
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_canvas_download_zip_anywhere_in_the_class_is_one_entry_per_student(tmp_path):
     """Canvas's zip, not unzipped, beside an ordinary folder: its students are entries of their
     own (never one student `submissions`), LATE_ is kept, the text entry is named and not graded
@@ -640,6 +664,7 @@ def test_a_canvas_download_zip_anywhere_in_the_class_is_one_entry_per_student(tm
     assert found["smithjane_12345_*"].lms_files == ["smithjane_12345_67890_dual.py"]
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_a_moodle_download_zip_is_read_as_its_folders_with_the_online_text_named(tmp_path):
     with zipfile.ZipFile(tmp_path / "CS101-Autograd engines-42.zip", "w") as archive:
         archive.writestr("Grace Hopper_300021_assignsubmission_file/hw/Dual.py", DUAL)
@@ -652,11 +677,13 @@ def test_a_moodle_download_zip_is_read_as_its_folders_with_the_online_text_named
     assert zoe.lms_name == "Zoë Ångström" and zoe.files == {} and "online text entry" in zoe.reason
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_one_students_zip_of_files_named_like_canvas_is_no_download(tmp_path):
     (tmp_path / "ana.zip").write_bytes(zipped({"lab_3_1_dual.py": DUAL}))
     assert [s.source for s in intake.collect(tmp_path)] == ["ana.zip"]
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_github_classroom_repositories_are_known_by_login(tmp_path):
     for login in ("octocat", "hubot"):
         repository = tmp_path / f"hw3-engines-{login}"
@@ -668,6 +695,7 @@ def test_github_classroom_repositories_are_known_by_login(tmp_path):
                                                              ("octocat", "classroom", "octocat")]
 
 
+@pytest.mark.engine("dual")  # its submissions hold dual.py
 def test_nbgrader_timestamps_are_the_submission_time(tmp_path):
     folder = tmp_path / "submitted" / "fay" / "engines"
     folder.mkdir(parents=True)

@@ -201,6 +201,7 @@ def cells_of(path: Path) -> list[str]:
         return [cell for row in csv.reader(file) for cell in row]
 
 
+@pytest.mark.engine("dual")  # its entries score the dual part, 10 of the kit's 102 points
 def test_names_a_spreadsheet_would_run_are_escaped_and_every_importer_still_finds_its_row(tmp_path):
     """OWASP's CSV injection advice: a cell starting with = + - @ tab or CR is written after a
     `'`. Names are only shown by the importers, which find a row by its id (Canvas's user id,
@@ -255,6 +256,7 @@ def data_rows(path: Path, skip: int = 1) -> int:
     return len(list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))) - skip
 
 
+@pytest.mark.engine("dual")  # its entries score the dual part, 10 of the kit's 102 points
 def test_a_canvas_assignment_of_40_points_gets_each_total_scaled_and_the_bonus_kept(tmp_path):
     """Canvas's export in a comma-decimal locale (`;`, `40,00`), three assignments, a test student,
     a student with no submission, and two students of one name: each grade goes to its own id."""
@@ -295,6 +297,7 @@ def test_two_students_of_one_name_and_no_id_would_meet_one_row_so_the_kit_writes
                         "student of the row's name"]
 
 
+@pytest.mark.engine("dual")  # its entries score the dual part, 10 of the kit's 102 points
 def test_a_french_moodle_worksheet_of_10_points_is_written_in_french_and_capped(tmp_path):
     """The worksheet in the roster's language (its header and its participant prefix, which
     Moodle strips by the length of its own string): read by French strings, each grade on the
@@ -325,6 +328,7 @@ def test_a_french_moodle_worksheet_of_10_points_is_written_in_french_and_capped(
                                 participants, 10.0, {}, 0.0)
 
 
+@pytest.mark.engine("dual")  # its entries score the dual part, 10 of the kit's 102 points
 def test_a_worksheet_uploaded_then_regraded_and_uploaded_again_changes_the_grades(tmp_path):
     """Moodle skips a row whose grade it changed more than a minute after the row's Last modified
     (grade): the time is when the file is written, never when the submission was graded."""

@@ -218,11 +218,13 @@ def test_a_grade_of_record_replaces_the_kits_only_where_it_holds_the_submission(
     holds no grade for keeps the kit's."""
     ana = entry(student="ana", source="submitted/ana", scores=[Score("value.mul", 5.0, 10.0, "lost")])
     ben = entry(student="ben", source="submitted/ben", scores=[Score("value.mul", 6.0, 10.0, "lost")])
-    record = {"submitted/ana": ({"value.mul": 9.5, "dual": 10.0}, 3.0)}
+    other = next(part for part, settings in GRADING.parts.items()  # another part worth 10
+                 if settings.points == 10 and part != "value.mul")
+    record = {"submitted/ana": ({"value.mul": 9.5, other: 10.0}, 3.0)}
     reports.write_all(tmp_path, [ana, ben], GRADING, record=record)
     with (tmp_path / "grades.csv").open(newline="") as file:
         rows = {row["student"]: row for row in csv.DictReader(file)}
-    columns = ("value.mul", "dual", "late penalty", "total")
+    columns = ("value.mul", other, "late penalty", "total")
     assert [rows["ana"][column] for column in columns] == ["9.5", "10", "3", "16.5"]
     assert [rows["ben"][column] for column in columns] == ["6", "0", "0", "6"]
 

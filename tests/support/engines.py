@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from support import KIT
+from support.shape import GRADED
 
 try:
     import tomllib
@@ -23,7 +24,7 @@ except ModuleNotFoundError:  # Python 3.10 and older
     import tomli as tomllib
 
 FOLDER = KIT / "tests" / "engines"
-ENGINES = ("value", "tensor", "dual")
+ENGINES = GRADED  # the held-out files of an engine the kit does not grade are not asked
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def load() -> list[Engine]:
     manifest = tomllib.loads((FOLDER / "manifest.toml").read_text(encoding="utf-8"))
     return [Engine(f"{engine}.{style}", bool(entry["correct"]), frozenset(entry.get("loses", ())),
                    frozenset(entry.get("names", ())), frozenset(entry.get("slow", ())))
-            for engine, styles in manifest.items() for style, entry in styles.items()]
+            for engine, styles in manifest.items() if engine in ENGINES for style, entry in styles.items()]
 
 
 ALL = load()

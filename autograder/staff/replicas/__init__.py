@@ -47,6 +47,7 @@ import pytest
 
 from ... import runner, scenarios
 from ...answers import Tolerance, is_number
+from ...parts import engines
 from . import inprocess
 
 # One thread for NumPy's BLAS, set before this process imports NumPy (the grader's side imports
@@ -66,11 +67,13 @@ def case(found: dict, inputs: dict) -> dict:
 
 
 def replicated() -> list[str]:
-    """The scenario ids that have a replica."""
-    found = []
+    """The scenario ids that have a replica, of the engines grading.toml grades (an engine removed
+    from it leaves its replicas unasked)."""
+    found, graded = [], engines()
     for scenario in scenarios.every_scenario():
         module, _, name = scenario.id.partition(":")
-        if module in MODULES and not name.startswith("_") and callable(getattr(_module(module), name, None)):
+        if (module in MODULES and scenario.engine in graded and not name.startswith("_")
+                and callable(getattr(_module(module), name, None))):
             found.append(scenario.id)
     return found
 
