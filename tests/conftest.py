@@ -36,13 +36,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Draw this run's official seed before any test module is imported: it parametrizes them."""
+    """Draw this run's official seed before any test module is imported: it parametrizes them.
+    Processes that run a share of the tests (pytest-xdist's workers) take the one drawn for the run."""
     config.addinivalue_line("markers", "engine(name): a test about one engine, skipped (with the reason) "
                                        "where the kit's grading.toml grades none (support/shape.py)")
-    drawn = config.getoption("--drawn-seed") or official_seed(
+    shared = getattr(config, "workerinput", {}).get("drawn_seed")
+    drawn = shared or config.getoption("--drawn-seed") or official_seed(
         os.urandom(SECRET_BYTES), {path.stem: path.read_bytes() for path in engine_files(KIT / "solutions")},
         "the kit's own tests").value
     support.configure(drawn, config.getoption("--exhaustive"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """Each pytest-xdist worker asks at the seed drawn for the run, so that all collect the same tests."""
+    node.workerinput["drawn_seed"] = support.SEEDS[0]
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
