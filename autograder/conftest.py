@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import checks, isolation, judge, parts, scenarios, scoring
+from autograder import checks, isolation, judge, parts, scenario_sources, scoring
 from autograder.answers import Tolerance, first_mismatch, malformed
 from autograder.checks import Check, Status
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
@@ -244,7 +244,7 @@ def given_check(runner: Runner) -> dict:
     same) and the expressions it tries for every operation the reference's files give."""
     ask = Questions(runner.seed, GIVEN_CHECK)
     leaves = {"a": ask.number(1.5, 0.5, 2.5), "b": ask.number(0.7, 0.3, 2.0)}  # above 0: b.log()
-    return {**leaves, "checks": scenarios.given_checks(runner.reference.handout.given)}
+    return {**leaves, "checks": scenario_sources.given_checks(runner.reference.handout.given)}
 
 
 @pytest.fixture
@@ -287,7 +287,7 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
     """The Check of one test's scenario: asked of both sides, judged, and told with what only
     this grading knows (a changed given operation, an answer that changes between runs)."""
     test, part = request.node.name, request.node.get_closest_marker("part").args[0]
-    scenario = scenarios.scenario(scenario_id)
+    scenario = scenario_sources.scenario(scenario_id)
     # What the test asked, for pytest's own report (--junitxml): the kit checks its suites with it.
     reported = getattr(request.config.option, "xmlpath", None) is not None
     if reported:
@@ -385,7 +385,7 @@ def crashed(test: str, part: str, call: pytest.CallInfo) -> Check:
     return Check.fault(test, part, f"the check stopped with {why}")
 
 
-def given_rules(runner: Runner, scenario: scenarios.Scenario) -> bool:
+def given_rules(runner: Runner, scenario: scenario_sources.Scenario) -> bool:
     """Is every operation the scenario's graphs hold a given one (so that a wrong gradient there
     can only come from how backward() runs the rules)?"""
     handout = runner.reference.handout

@@ -27,7 +27,7 @@ from .answers import (
     raised_cases,
 )
 from .checks import WIDTH, Check, Status, fill, quoted, show, show_exception
-from .scenarios import recorded_snippet
+from .scenario_sources import recorded_snippet
 from .suspects import ALWAYS, Suspect
 from .worker import Ending
 

@@ -24,7 +24,7 @@ from typing import ClassVar, Protocol
 
 import pytest
 
-from . import isolation, scenarios
+from . import isolation, scenario_sources
 from .answers import Tolerance, answered
 from .config import Grading, Limits, Tolerances
 from .portable import PortableWorker
@@ -180,7 +180,7 @@ class LiveReference:
     def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
         """The graphs the reference draws for a scenario (None where it draws none: never asked of
         a scenario that cannot draw, which would run it again for nothing)."""
-        if not scenarios.scenario(scenario_id).draws:
+        if not scenario_sources.scenario(scenario_id).draws:
             return None
         if self.draw:
             return self.answer(scenario_id, kwargs).graphs

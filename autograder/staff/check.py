@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .. import scenarios, suspects
+from .. import scenario_sources, suspects
 from ..checks import fill
 from ..config import KIT_ROOT, ConfigError, Grading, parse
 from ..misconceptions import CATALOGUE
@@ -100,11 +100,11 @@ def literals_in(tree: ast.Module, name: str) -> list[float]:
     return [sign * float(number) for number in numbers for sign in (1, -1)]
 
 
-@cache  # the scenarios' sources are read once per process (scenarios.sources)
+@cache  # the scenarios' sources are read once per process (scenario_sources.sources)
 def scenario_literals(scenario_id: str) -> list[float]:
     """The numbers written in a scenario's own code and its module's constants."""
     module_name, _, name = scenario_id.partition(":")
-    return literals_in(ast.parse(scenarios.sources()[module_name]), name)
+    return literals_in(ast.parse(scenario_sources.sources()[module_name]), name)
 
 
 def suite_of(kit: Path, test: str) -> Path:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from .. import scenarios
+from .. import scenario_sources
 from ..config import KIT_ROOT, Grading, parse, tomllib
 from ..parts import engines
 from ..questions import make_secret
@@ -184,7 +184,7 @@ def unused_scenario_modules(kit: Path) -> set[Path]:
     grades (an engine removed) and that no other scenario module imports: not shipped."""
     graded = set(engines(kit / "grading.toml"))
     served: dict[str, set[str]] = {}
-    for scenario in scenarios.every_scenario():
+    for scenario in scenario_sources.every_scenario():
         served.setdefault(scenario.id.partition(":")[0], set()).add(scenario.engine)
     needed: set[str] = set()
     wanted = [module for module, engines_of in served.items() if engines_of & graded]
@@ -192,7 +192,7 @@ def unused_scenario_modules(kit: Path) -> set[Path]:
         module = wanted.pop()
         if module not in needed:
             needed.add(module)
-            wanted += scenarios.needs(module)
+            wanted += scenario_sources.needs(module)
     folder = Path("autograder", "inside", "scenarios")
     return {folder / f"{module}.py" for module in served if module not in needed}
 

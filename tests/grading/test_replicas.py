@@ -22,7 +22,7 @@ from support import EVERY_SEED, EXHAUSTIVE, KIT
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, build
 
-from autograder import runner, scenarios
+from autograder import runner, scenario_sources
 from autograder.answers import Tolerance
 from autograder.config import load
 from autograder.questions import make_secret
@@ -58,7 +58,7 @@ def test_a_replica_is_a_scenario_of_the_same_name():
         found = {name for name, function in vars(replicas._module(module)).items()
                  if callable(function) and not name.startswith("_") and getattr(function, "__module__", "")
                  == f"autograder.staff.replicas.{module}" and name not in ("case",)}
-        declared = {scenario.id.partition(":")[2] for scenario in scenarios.every_scenario()
+        declared = {scenario.id.partition(":")[2] for scenario in scenario_sources.every_scenario()
                     if scenario.id.startswith(f"{module}:")}
         assert found and found <= declared, f"{module}: {sorted(found - declared)} replicate no scenario"
 

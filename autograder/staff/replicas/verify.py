@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ... import scenarios
+from ... import scenario_sources
 from ...answers import Tolerance
 from ...config import KIT_ROOT, load
 from ...parts import engines
@@ -89,7 +89,8 @@ def compare(seed: str, folder: Path, ids: list[str]) -> dict[str, list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     graded = engines()  # an engine removed from grading.toml leaves its replicas unasked: not held
-    ids = [scenario_id for scenario_id in replicated() if scenarios.scenario(scenario_id).engine in graded]
+    ids = [scenario_id for scenario_id in replicated()
+           if scenario_sources.scenario(scenario_id).engine in graded]
     seeds = ["public", *(secrets.token_hex(4) for _ in range(args.seeds))]
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         folders = [Path(scratch) / seed for seed in seeds]
