@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import checks, isolation, judge, parts, scenario_sources, scoring
+from autograder import check_results, isolation, judge, parts, scenario_sources, scoring
 from autograder.answers import Tolerance, first_mismatch, malformed
-from autograder.checks import Check, Status
+from autograder.check_results import Check, Status
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
 from autograder.misconceptions import CATALOGUE
 from autograder.parts import Part, engines
@@ -277,7 +277,7 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
         result = decide(runner, request, scenario_id, suspects or {}, tolerance, (series, slow), kwargs)
         request.node.stash[CHECK] = result
         if not result.passed:
-            pytest.fail(f"[counts for {result.part}]\n{checks.message(result)}", pytrace=False)
+            pytest.fail(f"[counts for {result.part}]\n{check_results.message(result)}", pytrace=False)
 
     return check
 
@@ -314,7 +314,7 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
         return result
     result.files = snippet_files(request.config)
     if result.status is Status.UNLOADED:
-        result.came_out = checks.quoted(got.failure)
+        result.came_out = check_results.quoted(got.failure)
     elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
         result.status, result.came_out = Status.UNLOADED, "\n".join(textwrap.fill(s, 88) for s in changed)
     else:
@@ -404,10 +404,10 @@ def with_needs(results: list[Check]) -> list[Check]:
             continue
         failing = [part for part in needed if part in lost]
         one = len(needed) == 1
-        said = (f"This check needs {checks.listed(needed)}: a bug in {'it' if one else 'any of them'} "
+        said = (f"This check needs {check_results.listed(needed)}: a bug in {'it' if one else 'any of them'} "
                 "may cost it. "
-                + (f"{'' if one else 'Of those, '}{checks.listed(failing)} lost points too: start with "
-                   f"{'its' if len(failing) == 1 else 'their'} messages." if failing else
+                + (f"{'' if one else 'Of those, '}{check_results.listed(failing)} lost points too: start "
+                   f"with {'its' if len(failing) == 1 else 'their'} messages." if failing else
                    f"{'It passes' if one else 'They pass'} {'its' if one else 'their'} own checks."))
         result.notes.append(textwrap.fill(said, 88))
     return results
@@ -440,7 +440,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.stats["lost"] = lost
         terminalreporter.write_sep("=", "lost checks")
         for report in lost:
-            terminalreporter.write_line(checks.line(report.check))
+            terminalreporter.write_line(check_results.line(report.check))
         first = parts.start_with({report.check.part for report in lost}, list(grading_of(config).parts))
         terminalreporter.write_line(f"Each one's whole message, with a snippet to run: pytest autograder "
                                     f"--part {first} (one part), or --messages full (every part).")

@@ -26,7 +26,7 @@ from .answers import (
     malformed,
     raised_cases,
 )
-from .checks import WIDTH, Check, Status, fill, quoted, show, show_exception
+from .check_results import WIDTH, Check, Status, fill, quoted, show, show_exception
 from .scenario_sources import recorded_snippet
 from .suspects import ALWAYS, Suspect
 from .worker import Ending

@@ -33,7 +33,7 @@ from . import scenario_sources
 from .config import Limits
 from .isolation import linux_sandbox
 from .parts import ENGINES
-from .submission import UnreadableFile, read_regular
+from .safe_files import UnreadableFile, read_regular
 
 CHILD_SOURCE = (Path(__file__).parent / "inside" / "serve.py").read_bytes()
 # The worker's command line: its inside's source comes on its standard input, not here. Its

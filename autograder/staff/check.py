@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from .. import scenario_sources, suspects
-from ..checks import fill
+from ..check_results import fill
 from ..config import KIT_ROOT, ConfigError, Grading, parse
 from ..misconceptions import CATALOGUE
 from ..parts import Part, PartError, declared, engine_of, engines, read_declaration

@@ -30,7 +30,7 @@ from support import KIT, SEEDS
 
 from autograder import judge, scenario_sources, scoring
 from autograder.answers import Tolerance, is_raised
-from autograder.checks import fill
+from autograder.check_results import fill
 from autograder.config import load
 from autograder.misconceptions import CATALOGUE
 from autograder.runner import scenario_key
