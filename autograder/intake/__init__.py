@@ -8,14 +8,14 @@ entry can stop the others: every read is bounded and never follows a link, and a
 still cannot be read is a Submission with no files and the reason.
 
 One module per thing it reads: folders.py (the class folder, and a folder per student),
-reader.py (one submission's files, within its limits), zips.py, notebooks.py, lms.py (the
+reader.py (one submission's files, within its limits), zips.py, ipynb.py, lms.py (the
 downloads of Canvas and Moodle), python.py (what a module defines) and engines.py (which
 file is which engine).
 """
 
 from ..parts import ENGINES
 from .folders import collect, read_folder, stage
-from .notebooks import split_notebook
+from .ipynb import split_notebook
 from .submissions import (
                           MAX_DEPTH,
                           MAX_FILES,

@@ -78,7 +78,7 @@ def write_message(stream, message: object) -> None:
 def serve(memory: int, seconds: int) -> None:
     """The parsing process: answer requests from stdin until it closes."""
     limit_self(memory)
-    from .notebooks import modules_here
+    from .ipynb import modules_here
     from .python import defined_here
 
     requests, replies = sys.stdin.buffer, sys.stdout.buffer

@@ -524,17 +524,17 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     if args.nbgrader_db:
         state.phase = "recording the grades in nbgrader"
         try:
-            from . import notebooks  # nbgrader is a staff extra
+            from . import nbgrader_course  # nbgrader is a staff extra
         except ImportError as error:
             console.print(f"autograder bulk: --nbgrader-db needs nbgrader ({error}); "
                           "pip install -e '.[nbgrader]'")
             return 2
         try:  # nbgrader's own autograde, with the kit's grades in place of executing the notebooks
-            refused = notebooks.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
-                                                 notebooks.known_from_bulk(submissions, entries),
-                                                 args.secret.absolute(), out / "logs")
-            record = notebooks.course_grades(args.nbgrader_db, args.assignment, args.submissions)
-        except notebooks.NotebookError as error:
+            refused = nbgrader_course.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
+                                                       nbgrader_course.known_from_bulk(submissions, entries),
+                                                       args.secret.absolute(), out / "logs")
+            record = nbgrader_course.course_grades(args.nbgrader_db, args.assignment, args.submissions)
+        except nbgrader_course.NotebookError as error:
             console.print(f"autograder bulk: {error}")
             return 2
         for source, why in refused.items():

@@ -580,7 +580,7 @@ def run(args: argparse.Namespace) -> int:
             build_gradescope(KIT_ROOT, args.output, found.tests)
         elif args.target == "nbgrader":
             try:  # nbformat and nbgrader are extras: load them only here
-                from .notebooks import write_notebooks
+                from .nbgrader_course import write_notebooks
             except ImportError as error:
                 raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
                                    "pip install -e '.[nbgrader]'") from None
