@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import sys
 import textwrap
 from pathlib import Path
@@ -21,6 +20,7 @@ from autograder import check_results, isolation, judge, parts, scenario_sources,
 from autograder.answers import Tolerance, first_mismatch, malformed
 from autograder.check_results import Check, Status
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
+from autograder.junit_properties import scenario_property, suspects_property
 from autograder.misconceptions import CATALOGUE
 from autograder.parts import Part, engines
 from autograder.questions import MIN_QUESTIONS, Questions, SecretError, Seed, official_seed, read_secret
@@ -291,11 +291,11 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
     # What the test asked, for pytest's own report (--junitxml): the kit checks its suites with it.
     reported = getattr(request.config.option, "xmlpath", None) is not None
     if reported:
-        request.node.user_properties.append(("suspects", json.dumps(sorted(suspects))))
+        request.node.user_properties.append(suspects_property(suspects))
     if fault := asked_wrongly(request, suspects):
         return Check.fault(test, part, fault)
     if reported:
-        request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
+        request.node.user_properties.append(scenario_property(scenario_id, kwargs))
     expected, got, limit = runner.run(scenario_id, kwargs, part)
     tolerances = runner.grading.tolerances
     loose = tolerance == "training"

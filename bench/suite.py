@@ -32,9 +32,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+from autograder.junit_properties import distinct_calls
 from autograder.questions import make_secret
 from autograder.runner import folder_digest
 from autograder.staff import graders
@@ -66,16 +66,6 @@ def wall(command: list[str], repeat: int, env: dict[str, str] | None = None) -> 
     return statistics.median(times)
 
 
-def scenario_calls(junit: Path) -> list:
-    """Every distinct scenario call the suites make, from pytest's report of grading the reference."""
-    calls = {}
-    for case in ElementTree.parse(junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                calls[prop.get("value")] = json.loads(prop.get("value"))
-    return list(calls.values())
-
-
 def as_bulk(reference: list[str], folder: Path, repeat: int) -> float:
     """The median time of grading the reference in a warm grading process, as bulk does, with
     the `reference` options (a sealed file, or the secret and the live reference)."""
@@ -104,7 +94,7 @@ def main() -> None:
         sealed, junit, calls = folder / "reference.json", folder / "junit.xml", folder / "calls.json"
         subprocess.run([*PYTEST, f"--seal-reference={sealed}", f"--junitxml={junit}"], cwd=KIT,
                        check=True, capture_output=True)
-        calls.write_text(json.dumps(scenario_calls(junit)), encoding="utf-8")
+        calls.write_text(json.dumps(distinct_calls(junit)), encoding="utf-8")
         floor_code = FLOOR.format(solutions=str(KIT / "solutions"), calls=str(calls))
         floor = wall([sys.executable, "-c", floor_code], repeat)
         secret = folder / "grading.secret"

@@ -34,17 +34,8 @@ from autograder.check_results import fill
 from autograder.config import load
 from autograder.misconceptions import CATALOGUE
 from autograder.runner import scenario_key
-from autograder.staff.check import (
-    NUMBER,
-    Call,
-    calls_of,
-    matches,
-    numbers,
-    numbers_in,
-    part_of,
-    scenario_literals,
-    stated,
-)
+from autograder.staff.check import NUMBER, matches, numbers, numbers_in, scenario_literals, stated
+from autograder.staff.reference_run import Call, calls_of, part_of
 from autograder.stubs import regions, student_source
 from autograder.worker import Reply
 

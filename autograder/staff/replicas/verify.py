@@ -18,13 +18,13 @@ import secrets
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ... import scenario_sources
 from ...answers import Tolerance
 from ...config import KIT_ROOT, load
+from ...junit_properties import distinct_calls
 from ...parts import engines
 from ...runner import SealedReference, scenario_key
 from ...worker import read_files
@@ -38,16 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="seeds graded at once (default 2)")
 
 
-def calls_of(junit: Path) -> list[tuple[str, dict]]:
-    """Every scenario call a grading made, from pytest's report of it."""
-    found = {}
-    for case in ElementTree.parse(junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                found[prop.get("value")] = tuple(json.loads(prop.get("value")))
-    return list(found.values())
-
-
 def live_answers(seed: str, folder: Path) -> tuple[list[tuple[str, dict]], SealedReference]:
     """The suites' scenario calls at `seed`, and the live reference's answers to them."""
     sealed, junit = folder / "reference.json", folder / "junit.xml"
@@ -59,7 +49,7 @@ def live_answers(seed: str, folder: Path) -> tuple[list[tuple[str, dict]], Seale
         tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
         raise SystemExit(f"autograder replicas: grading solutions/ at seed {seed} answered no scenario "
                          f"(pytest exited with {done.returncode}):\n" + "\n".join(tail))
-    return calls_of(junit), SealedReference(sealed)
+    return distinct_calls(junit), SealedReference(sealed)
 
 
 def compare(seed: str, folder: Path, ids: list[str]) -> dict[str, list[str]]:
