@@ -10,7 +10,8 @@ still cannot be read is a Submission with no files and the reason.
 One module per thing it reads: folders.py (the class folder, and a folder per student),
 reader.py (one submission's files, within its limits), zips.py, ipynb.py, lms.py (the
 downloads of Canvas and Moodle), python.py (what a module defines) and engines.py (which
-file is which engine).
+file is which engine); bounded.py parses in a process of its own, under limits, whose program
+is parser_process.py.
 """
 
 from ..parts import ENGINES

@@ -32,18 +32,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from .. import intake, sandbox
-from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
+from ..config import KIT_ROOT, ConfigError, Grading, Limits, load
 from ..escape import printable
 from ..questions import SecretError, make_secret, read_secret
 from ..runner import SealedReference, folder_digest, time_limit
 from . import adjustments, graders, lmsfiles, policies, reports, roster
 from .gradebook import Entry, Gradebook, Score
-from .official import Job, Official, disk_full, entry_for, grade
+from .official import SOLUTIONS, Job, Official, disk_full, entry_for, grade, grader_version
 from .outcomes import CourseRecord, maximum
 from .secret import DEFAULT_SECRET
 
-SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
-SOLUTIONS = KIT_ROOT / "solutions"
 SQLITE_FULL = 13  # "database or disk is full" (sqlite3.SQLITE_FULL from Python 3.11)
 # The phases after every grading is recorded, and what running the command again then does.
 AFTER_GRADING = {"recording the grades in nbgrader": "record them and write the reports",
@@ -129,21 +127,6 @@ def cores() -> int:
 
 
 # -- what a grade depends on ---------------------------------------------------------------------
-
-def grader_version() -> str:
-    """A hash of everything a grade depends on: the grading code, grading.toml and the reference."""
-    package = KIT_ROOT / "autograder"
-    files = [GRADING_TOML, *sorted((KIT_ROOT / "solutions").glob("*.py"))]
-    # The staff tools (this module among them) only move grades around; they never make one.
-    files += [path for path in sorted(package.rglob("*.py"))
-              if "staff" not in path.relative_to(package).parts]
-    if SHIPPED_REFERENCE.is_file():
-        files.append(SHIPPED_REFERENCE)
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(KIT_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
 
 def pytest_command(*options: str) -> list[str]:
     """One grading's `pytest autograder` as a process of its own (the reference's sealing), at
