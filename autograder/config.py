@@ -67,7 +67,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Budget:
+class CostBudget:
     """The [budget] table, which `autograder check` holds its cost report to (optional)."""
 
     class_of_100_minutes: float = 10.0
@@ -90,7 +90,7 @@ class Grading:
     tolerances: Tolerances
     limits: Limits
     source: Path
-    budget: Budget = Budget()
+    budget: CostBudget = CostBudget()
     intake: Intake = Intake()
 
 
@@ -189,7 +189,7 @@ def parse(path: Path) -> Grading:
                    tolerances=_section(data, "tolerances", Tolerances, path),
                    limits=_section(data, "limits", Limits, path),
                    source=path,
-                   budget=_section(data, "budget", Budget, path) if "budget" in data else Budget(),
+                   budget=_section(data, "budget", CostBudget, path) if "budget" in data else CostBudget(),
                    intake=_section(data, "intake", Intake, path) if "intake" in data else Intake())
 
 

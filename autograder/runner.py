@@ -359,7 +359,7 @@ def seal(reference: LiveReference, path: Path, seed: Seed) -> list[str]:
 
 
 @dataclass
-class Budget:
+class PartTimeBudget:
     """A part's CPU time: the limits of its scenarios asked so far, added up. A scenario spends
     what it took, one that timed out its whole limit; once the part has spent all of it (every
     one of its scenarios so far ran out of time: a hang from the start), its remaining scenarios
@@ -390,22 +390,22 @@ class Runner:
         self.second: Worker | None = None
         self.second_answers: dict[str, Reply] = {}
         self.timeouts: dict[str, int] = {}  # timeouts in a row, by part
-        self.budgets: dict[str, Budget] = {}  # by part
+        self.budgets: dict[str, PartTimeBudget] = {}  # by part
         self.seed = Seed()  # the questions' seed, known once the submission's files are read
 
     def run(self, scenario_id: str, kwargs: dict, part: str = "") -> tuple[Reply, Reply, float]:
         """The reference's answer, the submission's answer, and the time limit it had.
 
         A part whose scenarios keep timing out stops costing minutes: once it has spent its
-        budget (Budget: every scenario so far timed out), or after `timeouts_per_part` timeouts
-        in a row, the rest of its scenarios fail without running.
+        budget (PartTimeBudget: every scenario so far timed out), or after `timeouts_per_part`
+        timeouts in a row, the rest of its scenarios fail without running.
         """
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
             expected = self.reference.answer(scenario_id, kwargs)
             limits = self.grading.limits
             limit = time_limit(limits, expected.seconds)
-            budget = self.budgets.setdefault(part, Budget())
+            budget = self.budgets.setdefault(part, PartTimeBudget())
             streak = self.timeouts.get(part, 0)
             if streak >= limits.timeouts_per_part:
                 got = Reply(failure=f"not run: the last {streak} scenarios of this part timed out",
