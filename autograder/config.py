@@ -14,6 +14,8 @@ try:
 except ModuleNotFoundError:  # Python 3.9 and 3.10: the same reader, published as tomli
     import tomli as tomllib
 
+from .answers import Tolerance
+
 KIT_ROOT = Path(__file__).resolve().parent.parent
 GRADING_TOML = KIT_ROOT / "grading.toml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -44,6 +46,12 @@ class Tolerances:
     fd_abs: float
     training_rel: float
     training_abs: float
+
+    def named(self, name: str) -> Tolerance:
+        """The tolerance a test or a replica names: "training" for training runs, else the answers'."""
+        if name == "training":
+            return Tolerance(self.training_rel, self.training_abs)
+        return Tolerance(self.rel, self.abs)
 
 
 @dataclass(frozen=True)

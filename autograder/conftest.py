@@ -260,7 +260,7 @@ def given_changes(runner: Runner, names: frozenset[str] | None = None) -> list[s
     expected, got, _ = runner.run(GIVEN_CHECK, arguments, "value.given")
     if got.failure or got.raised or malformed(expected.observations, got.observations):
         return []
-    tolerance = Tolerance(runner.grading.tolerances.rel, runner.grading.tolerances.abs)
+    tolerance = runner.grading.tolerances.named("default")
     return [judge.changed_given(name, arguments["checks"][name], arguments, expected.observations[name],
                                 got.observations[name])
             for name in expected.observations if (names is None or name in names)
@@ -298,13 +298,11 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
         request.node.user_properties.append(scenario_property(scenario_id, kwargs))
     expected, got, limit = runner.run(scenario_id, kwargs, part)
     tolerances = runner.grading.tolerances
-    loose = tolerance == "training"
     try:
         result = judge.judge(
             test=test, part=part, situation=inspect.cleandoc(request.node.function.__doc__ or test),
             snippet=scenario.snippet, kwargs=kwargs, expected=expected, got=got,
-            tolerance=Tolerance(tolerances.training_rel, tolerances.training_abs) if loose
-            else Tolerance(tolerances.rel, tolerances.abs),
+            tolerance=tolerances.named(tolerance),
             fd_tolerance=Tolerance(tolerances.fd_rel, tolerances.fd_abs),
             suspects=suspects, timeout=limit, drawings=lambda: runner.drawings(scenario_id, kwargs),
             given_rules=given_rules(runner, scenario), series=run[0], slow=run[1])

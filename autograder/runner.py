@@ -272,9 +272,7 @@ class FastReference:
         return reply
 
     def _disagreement(self, scenario_id: str, kwargs: dict, reply: Reply) -> str | None:
-        loose = self.replicas.tolerance(scenario_id) == "training"
-        tolerance = Tolerance(self.tolerances.training_rel, self.tolerances.training_abs) if loose \
-            else Tolerance(self.tolerances.rel, self.tolerances.abs)
+        tolerance = self.tolerances.named(self.replicas.tolerance(scenario_id))
         try:
             replica = self.replicas.answer(scenario_id, kwargs, self.live.worker.files)
             return self.replicas.disagreement(reply.observations, replica, tolerance)

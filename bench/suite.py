@@ -38,7 +38,8 @@ from autograder.junit_properties import distinct_calls
 from autograder.questions import make_secret
 from autograder.runner import folder_digest
 from autograder.staff import graders
-from autograder.staff.bulk import Official, pytest_env
+from autograder.staff.graders import pytest_env
+from autograder.staff.official import Official
 
 KIT = Path(__file__).resolve().parent.parent
 PYTEST = [sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p", "no:cacheprovider",
@@ -107,10 +108,10 @@ def main() -> None:
         from_sealed = wall([*PYTEST, f"--reference={sealed}"], repeat)
         # A student's Python has the pytest plugins of the kit's dependencies alone.
         handout = wall([*PYTEST, "-p", "pytest_timeout", f"--reference={sealed}"], repeat,
-                       env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                       env=pytest_env())
         portable = wall([*PYTEST, "-p", "pytest_timeout", f"--reference={sealed}",
                          "--sandbox-level=portable"], repeat,
-                        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                        env=pytest_env())
         live = wall(PYTEST, repeat)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; medians of {repeat}")
     rows = [("in-process floor: every scenario call once", floor, floor),

@@ -135,11 +135,6 @@ def pytest_command(*options: str) -> list[str]:
             *graders.pytest_args("--sandbox-level", sandbox.level(), *options)]
 
 
-def pytest_env() -> dict[str, str]:
-    """A grading's environment: this one, with no plugin autoloaded."""
-    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-
 def sealed_reference(out: Path, version: str) -> Path:
     """The reference's answers to the public questions for this grader version, sealed once and
     kept under OUTDIR: proof that the reference passes its own suites, and the yardstick of
@@ -165,7 +160,7 @@ def sealed_reference(out: Path, version: str) -> Path:
         code = subprocess.run(pytest_command(f"--submission={solutions}", f"--reference={solutions}",
                                              f"--seal-reference={partial}"),
                               stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                              env=pytest_env(), cwd=KIT_ROOT, check=False).returncode
+                              env=graders.pytest_env(), cwd=KIT_ROOT, check=False).returncode
     if (code != 0 or not partial.is_file()) and disk_full(out):
         raise OSError(errno.ENOSPC, "no space left on the disk: the reference's answers could not be sealed",
                       str(out))
@@ -273,7 +268,7 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     official = Official(secret, SOLUTIONS, folder_digest(SOLUTIONS)) if jobs else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
     state.phase = "grading"
-    pool_of_graders = graders.Graders(pytest_env(), out)
+    pool_of_graders = graders.Graders(graders.pytest_env(), out)
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("time left"), TimeRemainingColumn())
     pool = ThreadPoolExecutor(max_workers=workers)

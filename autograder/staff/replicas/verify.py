@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ... import scenario_sources
-from ...answers import Tolerance
 from ...config import KIT_ROOT, load
 from ...junit_properties import distinct_calls
 from ...parts import engines
@@ -64,9 +63,7 @@ def compare(seed: str, folder: Path, ids: list[str]) -> dict[str, list[str]]:
     for scenario_id, kwargs in calls:
         if scenario_id not in problems:
             continue
-        loose = tolerance_of(scenario_id) == "training"
-        tolerance = Tolerance(tolerances.training_rel, tolerances.training_abs) if loose \
-            else Tolerance(tolerances.rel, tolerances.abs)
+        tolerance = tolerances.named(tolerance_of(scenario_id))
         expected = reference.answers[scenario_key(scenario_id, kwargs)].observations
         try:
             found = disagreement(expected, answer(scenario_id, kwargs), tolerance)
