@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..check_results import fill
+from ..check_results import GRADER_FAULT, fill
 from ..junit_properties import recorded_calls
 from ..parts import read_declaration
 from ..runner import scenario_key
 
-FAULT = "Not checked, a fault of the grader: "
+FAULT = f"{GRADER_FAULT}: "  # how a check the grader could not make begins (check_results.Check.fault)
 
 
 @dataclass(frozen=True)
