@@ -14,6 +14,8 @@ try:
 except ModuleNotFoundError:  # Python 3.9 and 3.10: the same reader, published as tomli
     import tomli as tomllib
 
+from .answers import Tolerance
+
 KIT_ROOT = Path(__file__).resolve().parent.parent
 GRADING_TOML = KIT_ROOT / "grading.toml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -45,6 +47,12 @@ class Tolerances:
     training_rel: float
     training_abs: float
 
+    def named(self, name: str) -> Tolerance:
+        """The tolerance a test or a replica names: "training" for training runs, else the answers'."""
+        if name == "training":
+            return Tolerance(self.training_rel, self.training_abs)
+        return Tolerance(self.rel, self.abs)
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -67,7 +75,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Budget:
+class CostBudget:
     """The [budget] table, which `autograder check` holds its cost report to (optional)."""
 
     class_of_100_minutes: float = 10.0
@@ -90,7 +98,7 @@ class Grading:
     tolerances: Tolerances
     limits: Limits
     source: Path
-    budget: Budget = Budget()
+    budget: CostBudget = CostBudget()
     intake: Intake = Intake()
 
 
@@ -189,7 +197,7 @@ def parse(path: Path) -> Grading:
                    tolerances=_section(data, "tolerances", Tolerances, path),
                    limits=_section(data, "limits", Limits, path),
                    source=path,
-                   budget=_section(data, "budget", Budget, path) if "budget" in data else Budget(),
+                   budget=_section(data, "budget", CostBudget, path) if "budget" in data else CostBudget(),
                    intake=_section(data, "intake", Intake, path) if "intake" in data else Intake())
 
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from autograder import checks, isolation, judge, parts, scenarios, scoring
+from autograder import check_results, isolation, judge, parts, scenario_sources, scoring
 from autograder.answers import Tolerance, first_mismatch, malformed
-from autograder.checks import Check, Status
+from autograder.check_results import Check, Status
 from autograder.config import GRADING_TOML, KIT_ROOT, Grading, load
+from autograder.junit_properties import scenario_property, suspects_property
 from autograder.misconceptions import CATALOGUE
 from autograder.parts import Part, engines, listed
 from autograder.questions import MIN_QUESTIONS, Questions, SecretError, Seed, official_seed, read_secret
@@ -244,7 +244,7 @@ def given_check(runner: Runner) -> dict:
     same) and the expressions it tries for every operation the reference's files give."""
     ask = Questions(runner.seed, GIVEN_CHECK)
     leaves = {"a": ask.number(1.5, 0.5, 2.5), "b": ask.number(0.7, 0.3, 2.0)}  # above 0: b.log()
-    return {**leaves, "checks": scenarios.given_checks(runner.reference.handout.given)}
+    return {**leaves, "checks": scenario_sources.given_checks(runner.reference.handout.given)}
 
 
 @pytest.fixture
@@ -260,7 +260,7 @@ def given_changes(runner: Runner, names: frozenset[str] | None = None) -> list[s
     expected, got, _ = runner.run(GIVEN_CHECK, arguments, "value.given")
     if got.failure or got.raised or malformed(expected.observations, got.observations):
         return []
-    tolerance = Tolerance(runner.grading.tolerances.rel, runner.grading.tolerances.abs)
+    tolerance = runner.grading.tolerances.named("default")
     return [judge.changed_given(name, arguments["checks"][name], arguments, expected.observations[name],
                                 got.observations[name])
             for name in expected.observations if (names is None or name in names)
@@ -277,7 +277,7 @@ def grade(runner: Runner, request: pytest.FixtureRequest):
         result = decide(runner, request, scenario_id, suspects or {}, tolerance, (series, slow), kwargs)
         request.node.stash[CHECK] = result
         if not result.passed:
-            pytest.fail(f"[counts for {result.part}]\n{checks.message(result)}", pytrace=False)
+            pytest.fail(f"[counts for {result.part}]\n{check_results.message(result)}", pytrace=False)
 
     return check
 
@@ -287,24 +287,22 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
     """The Check of one test's scenario: asked of both sides, judged, and told with what only
     this grading knows (a changed given operation, an answer that changes between runs)."""
     test, part = request.node.name, request.node.get_closest_marker("part").args[0]
-    scenario = scenarios.scenario(scenario_id)
+    scenario = scenario_sources.scenario(scenario_id)
     # What the test asked, for pytest's own report (--junitxml): the kit checks its suites with it.
     reported = getattr(request.config.option, "xmlpath", None) is not None
     if reported:
-        request.node.user_properties.append(("suspects", json.dumps(sorted(suspects))))
+        request.node.user_properties.append(suspects_property(suspects))
     if fault := asked_wrongly(request, suspects):
         return Check.fault(test, part, fault)
     if reported:
-        request.node.user_properties.append(("scenario", json.dumps([scenario_id, kwargs], sort_keys=True)))
+        request.node.user_properties.append(scenario_property(scenario_id, kwargs))
     expected, got, limit = runner.run(scenario_id, kwargs, part)
     tolerances = runner.grading.tolerances
-    loose = tolerance == "training"
     try:
         result = judge.judge(
             test=test, part=part, situation=inspect.cleandoc(request.node.function.__doc__ or test),
             snippet=scenario.snippet, kwargs=kwargs, expected=expected, got=got,
-            tolerance=Tolerance(tolerances.training_rel, tolerances.training_abs) if loose
-            else Tolerance(tolerances.rel, tolerances.abs),
+            tolerance=tolerances.named(tolerance),
             fd_tolerance=Tolerance(tolerances.fd_rel, tolerances.fd_abs),
             suspects=suspects, timeout=limit, drawings=lambda: runner.drawings(scenario_id, kwargs),
             given_rules=given_rules(runner, scenario), series=run[0], slow=run[1])
@@ -314,7 +312,7 @@ def decide(runner: Runner, request: pytest.FixtureRequest, scenario_id: str, sus
         return result
     result.files = snippet_files(request.config)
     if result.status is Status.UNLOADED:
-        result.came_out = checks.quoted(got.failure)
+        result.came_out = check_results.quoted(got.failure)
     elif scenario_id == GIVEN_CHECK and (changed := given_changes(runner)):
         result.status, result.came_out = Status.UNLOADED, "\n".join(textwrap.fill(s, 88) for s in changed)
     else:
@@ -385,7 +383,7 @@ def crashed(test: str, part: str, call: pytest.CallInfo) -> Check:
     return Check.fault(test, part, f"the check stopped with {why}")
 
 
-def given_rules(runner: Runner, scenario: scenarios.Scenario) -> bool:
+def given_rules(runner: Runner, scenario: scenario_sources.Scenario) -> bool:
     """Is every operation the scenario's graphs hold a given one (so that a wrong gradient there
     can only come from how backward() runs the rules)?"""
     handout = runner.reference.handout
@@ -404,10 +402,10 @@ def with_needs(results: list[Check]) -> list[Check]:
             continue
         failing = [part for part in needed if part in lost]
         one = len(needed) == 1
-        said = (f"This check needs {checks.listed(needed)}: a bug in {'it' if one else 'any of them'} "
+        said = (f"This check needs {check_results.listed(needed)}: a bug in {'it' if one else 'any of them'} "
                 "may cost it. "
-                + (f"{'' if one else 'Of those, '}{checks.listed(failing)} lost points too: start with "
-                   f"{'its' if len(failing) == 1 else 'their'} messages." if failing else
+                + (f"{'' if one else 'Of those, '}{check_results.listed(failing)} lost points too: start "
+                   f"with {'its' if len(failing) == 1 else 'their'} messages." if failing else
                    f"{'It passes' if one else 'They pass'} {'its' if one else 'their'} own checks."))
         result.notes.append(textwrap.fill(said, 88))
     return results
@@ -440,7 +438,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.stats["lost"] = lost
         terminalreporter.write_sep("=", "lost checks")
         for report in lost:
-            terminalreporter.write_line(checks.line(report.check))
+            terminalreporter.write_line(check_results.line(report.check))
         first = parts.start_with({report.check.part for report in lost}, list(grading_of(config).parts))
         terminalreporter.write_line(f"Each one's whole message, with a snippet to run: pytest autograder "
                                     f"--part {first} (one part), or --messages full (every part).")

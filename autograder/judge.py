@@ -26,8 +26,8 @@ from .answers import (
     malformed,
     raised_cases,
 )
-from .checks import WIDTH, Check, Status, fill, quoted, show, show_exception
-from .scenarios import recorded_snippet
+from .check_results import WIDTH, Check, Status, fill, quoted, show, show_exception
+from .scenario_sources import recorded_snippet
 from .suspects import ALWAYS, Suspect
 from .worker import Ending
 

@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import scenarios
+from . import scenario_sources
 from .worker import (
     GRACE_SECONDS,
     MAX_ANSWER_BYTES,
@@ -219,7 +219,7 @@ class PortableWorker(Worker):
             raise
         child = Child(popen, home, mark)
         files = {name: data.decode("latin-1") for name, data in self.files.items()}
-        child.send(line({"files": files, "scenarios": scenarios.sources(), "shift": self.shift,
+        child.send(line({"files": files, "scenarios": scenario_sources.sources(), "shift": self.shift,
                          "portable": True, "mark": mark.decode()}))
         return child
 

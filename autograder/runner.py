@@ -24,7 +24,7 @@ from typing import ClassVar, Protocol
 
 import pytest
 
-from . import isolation, scenarios
+from . import isolation, scenario_sources
 from .answers import Tolerance, answered
 from .config import Grading, Limits, Tolerances
 from .portable import PortableWorker
@@ -180,7 +180,7 @@ class LiveReference:
     def graphs(self, scenario_id: str, kwargs: dict) -> list | None:
         """The graphs the reference draws for a scenario (None where it draws none: never asked of
         a scenario that cannot draw, which would run it again for nothing)."""
-        if not scenarios.scenario(scenario_id).draws:
+        if not scenario_sources.scenario(scenario_id).draws:
             return None
         if self.draw:
             return self.answer(scenario_id, kwargs).graphs
@@ -272,9 +272,7 @@ class FastReference:
         return reply
 
     def _disagreement(self, scenario_id: str, kwargs: dict, reply: Reply) -> str | None:
-        loose = self.replicas.tolerance(scenario_id) == "training"
-        tolerance = Tolerance(self.tolerances.training_rel, self.tolerances.training_abs) if loose \
-            else Tolerance(self.tolerances.rel, self.tolerances.abs)
+        tolerance = self.tolerances.named(self.replicas.tolerance(scenario_id))
         try:
             replica = self.replicas.answer(scenario_id, kwargs, self.live.worker.files)
             return self.replicas.disagreement(reply.observations, replica, tolerance)
@@ -359,7 +357,7 @@ def seal(reference: LiveReference, path: Path, seed: Seed) -> list[str]:
 
 
 @dataclass
-class Budget:
+class PartTimeBudget:
     """A part's CPU time: the limits of its scenarios asked so far, added up. A scenario spends
     what it took, one that timed out its whole limit; once the part has spent all of it (every
     one of its scenarios so far ran out of time: a hang from the start), its remaining scenarios
@@ -390,22 +388,22 @@ class Runner:
         self.second: Worker | None = None
         self.second_answers: dict[str, Reply] = {}
         self.timeouts: dict[str, int] = {}  # timeouts in a row, by part
-        self.budgets: dict[str, Budget] = {}  # by part
+        self.budgets: dict[str, PartTimeBudget] = {}  # by part
         self.seed = Seed()  # the questions' seed, known once the submission's files are read
 
     def run(self, scenario_id: str, kwargs: dict, part: str = "") -> tuple[Reply, Reply, float]:
         """The reference's answer, the submission's answer, and the time limit it had.
 
         A part whose scenarios keep timing out stops costing minutes: once it has spent its
-        budget (Budget: every scenario so far timed out), or after `timeouts_per_part` timeouts
-        in a row, the rest of its scenarios fail without running.
+        budget (PartTimeBudget: every scenario so far timed out), or after `timeouts_per_part`
+        timeouts in a row, the rest of its scenarios fail without running.
         """
         key = scenario_key(scenario_id, kwargs)
         if key not in self.answers:
             expected = self.reference.answer(scenario_id, kwargs)
             limits = self.grading.limits
             limit = time_limit(limits, expected.seconds)
-            budget = self.budgets.setdefault(part, Budget())
+            budget = self.budgets.setdefault(part, PartTimeBudget())
             streak = self.timeouts.get(part, 0)
             if streak >= limits.timeouts_per_part:
                 got = Reply(failure=f"not run: the last {streak} scenarios of this part timed out",

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import Check, Status, line, message
+from .check_results import Check, Status, line, message
 from .config import Grading
 
 NOT_GRADED_EXIT = 70  # EX_SOFTWARE: a fault of the grader, so no score; grade it again once fixed

@@ -29,11 +29,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import scenarios
+from . import scenario_sources
 from .config import Limits
 from .isolation import linux_sandbox
 from .parts import engines
-from .submission import UnreadableFile, read_regular
+from .safe_files import UnreadableFile, read_regular
 
 CHILD_SOURCE = (Path(__file__).parent / "inside" / "serve.py").read_bytes()
 # The worker's command line: its inside's source comes on its standard input, not here. Its
@@ -257,7 +257,7 @@ class Worker:
     def _start(self) -> None:
         level = sandbox.require()
         files = {name: data.decode("latin-1") for name, data in self.files.items()}
-        boot = {"files": files, "scenarios": scenarios.sources(), "shift": self.shift}
+        boot = {"files": files, "scenarios": scenario_sources.sources(), "shift": self.shift}
         self.process = sandbox.start(level, sandbox.rlimits(self.limits, level), self.limits.scratch_mb,
                                      self.share, first=_line(boot), forked=self.forked, program=PROGRAM,
                                      source=CHILD_SOURCE)
@@ -414,7 +414,7 @@ class Worker:
         """Run one scenario with a limit in seconds of CPU time; the reply always comes back,
         whatever the implementation does. With `draw`, the reply also brings the graphs the
         scenario drew (see graphs.py)."""
-        engine = scenarios.scenario(scenario_id).engine
+        engine = scenario_sources.scenario(scenario_id).engine
         problem = self.load(engine)
         if problem is not None:
             if problem.ending is Ending.BUSY:

@@ -32,13 +32,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+from autograder.junit_properties import distinct_calls
 from autograder.questions import make_secret
 from autograder.runner import folder_digest
 from autograder.staff import graders
-from autograder.staff.bulk import Official, pytest_env
+from autograder.staff.graders import pytest_env
+from autograder.staff.official import Official
 
 KIT = Path(__file__).resolve().parent.parent
 PYTEST = [sys.executable, "-m", "pytest", str(KIT / "autograder"), "-q", "-p", "no:cacheprovider",
@@ -64,16 +65,6 @@ def wall(command: list[str], repeat: int, env: dict[str, str] | None = None) -> 
         subprocess.run(command, cwd=KIT, check=True, capture_output=True, env=env)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def scenario_calls(junit: Path) -> list:
-    """Every distinct scenario call the suites make, from pytest's report of grading the reference."""
-    calls = {}
-    for case in ElementTree.parse(junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                calls[prop.get("value")] = json.loads(prop.get("value"))
-    return list(calls.values())
 
 
 def as_bulk(reference: list[str], folder: Path, repeat: int) -> float:
@@ -104,7 +95,7 @@ def main() -> None:
         sealed, junit, calls = folder / "reference.json", folder / "junit.xml", folder / "calls.json"
         subprocess.run([*PYTEST, f"--seal-reference={sealed}", f"--junitxml={junit}"], cwd=KIT,
                        check=True, capture_output=True)
-        calls.write_text(json.dumps(scenario_calls(junit)), encoding="utf-8")
+        calls.write_text(json.dumps(distinct_calls(junit)), encoding="utf-8")
         floor_code = FLOOR.format(solutions=str(KIT / "solutions"), calls=str(calls))
         floor = wall([sys.executable, "-c", floor_code], repeat)
         secret = folder / "grading.secret"
@@ -117,10 +108,10 @@ def main() -> None:
         from_sealed = wall([*PYTEST, f"--reference={sealed}"], repeat)
         # A student's Python has the pytest plugins of the kit's dependencies alone.
         handout = wall([*PYTEST, "-p", "pytest_timeout", f"--reference={sealed}"], repeat,
-                       env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                       env=pytest_env())
         portable = wall([*PYTEST, "-p", "pytest_timeout", f"--reference={sealed}",
                          "--sandbox-level=portable"], repeat,
-                        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                        env=pytest_env())
         live = wall(PYTEST, repeat)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; medians of {repeat}")
     rows = [("in-process floor: every scenario call once", floor, floor),

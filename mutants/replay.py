@@ -58,8 +58,7 @@ def suite_calls(kit: Path, folder: Path) -> tuple[Path, list[SuiteCall]]:
     """The reference graded by its own suites at the public seed (as `autograder check` grades
     it), in `folder`: its sealed answers, and every scenario call its tests made. Raises
     RuntimeError when it does not answer every call."""
-    from autograder.staff.check import grade_reference
-    from autograder.staff.release import tail
+    from autograder.staff.reference_run import grade_reference, tail
 
     folder.mkdir(parents=True, exist_ok=True)
     done, sealed, junit = grade_reference(kit, folder)
@@ -72,7 +71,7 @@ def suite_calls(kit: Path, folder: Path) -> tuple[Path, list[SuiteCall]]:
 def calls_from(kit: Path, junit: Path, sealed: Path) -> list[SuiteCall]:
     """Every scenario call of a grading of the reference, from pytest's report (--junitxml) and the
     answers it sealed, each with the part of the test that made it."""
-    from autograder.staff.check import calls_of, part_of
+    from autograder.staff.reference_run import calls_of, part_of
 
     parts: dict[str, str] = {}
     return [SuiteCall(found.test, parts.setdefault(found.test, part_of(kit, found.test)), found.scenario,

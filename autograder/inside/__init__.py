@@ -5,7 +5,7 @@ defence lives here: the trusted side (the rest of the package) checks every repl
 `serve.py` is the worker's program; `scenarios/` holds the programs it runs on a submission.
 Nothing here imports the trusted side, and the trusted side imports nothing from here but
 `serve` (the zygote loads it, to fork workers from); it reads the scenarios' sources as text
-(`autograder/scenarios.py`) and sends them to the worker. `tests/grading/test_boundary.py`
+(`autograder/scenario_sources.py`) and sends them to the worker. `tests/grading/test_boundary.py`
 holds both rules.
 
 The protocol: one JSON object per line on a pipe each way, one request at a time.

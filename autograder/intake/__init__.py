@@ -7,14 +7,15 @@ It only reads; `stage` writes a submission's files into a folder of the grader's
 entry can stop the others: every read is bounded and never follows a link, and an entry that
 still cannot be read is a Submission with no files and the reason.
 
-One module per thing it reads: folders.py (the class folder, and a folder per student),
-reader.py (one submission's files, within its limits), zips.py, notebooks.py, lms.py (the
+One module per thing it reads: class_folder.py (the class folder, and a folder per student),
+reader.py (one submission's files, within its limits), zips.py, ipynb.py, lms.py (the
 downloads of Canvas and Moodle), python.py (what a module defines) and engines.py (which
-file is which engine).
+file is which engine); bounded.py parses in a process of its own, under limits, whose program
+is parser_process.py.
 """
 
-from .folders import collect, read_folder, stage
-from .notebooks import split_notebook
+from .class_folder import collect, read_folder, stage
+from .ipynb import split_notebook
 from .submissions import (
                           MAX_DEPTH,
                           MAX_FILES,

@@ -26,8 +26,8 @@ PARSE_MEMORY = 768 * 1024 * 1024  # address space of the parsing process: a modu
 PARSE_SECONDS = 30  # CPU time of one request
 DEADLINE = 120.0  # wall-clock seconds one request may take, however busy the machine
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
-# The parsing process's program: the limits first, then intake's own parsers, one request at a time.
-PROGRAM = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.intake.bounded import serve; "
+# The parsing process's program (parser_process.py): the limits first, then intake's own parsers.
+PROGRAM = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.intake.parser_process import serve; "
            "serve(int(sys.argv[2]), int(sys.argv[3]))")
 HEADER = struct.Struct("<Q")
 
@@ -73,28 +73,6 @@ def write_message(stream, message: object) -> None:
     data = json.dumps(message, ensure_ascii=False).encode("utf-8", errors="surrogatepass")
     stream.write(HEADER.pack(len(data)) + data)
     stream.flush()
-
-
-def serve(memory: int, seconds: int) -> None:
-    """The parsing process: answer requests from stdin until it closes."""
-    limit_self(memory)
-    from .notebooks import modules_here
-    from .python import defined_here
-
-    requests, replies = sys.stdin.buffer, sys.stdout.buffer
-    while (request := read_message(requests)) is not None:
-        arm_cpu(seconds)
-        try:
-            if request["op"] == "defines":
-                reply: object = {"engines": sorted(defined_here(request["text"]))}
-            else:
-                modules, notes = modules_here(request["text"], request["where"])
-                reply = {"modules": modules, "notes": notes}
-        except MemoryError:
-            reply = {"over": "memory"}
-        except Exception as error:  # noqa: BLE001 - a parser's own failure costs the one request
-            reply = {"over": type(error).__name__}
-        write_message(replies, reply)
 
 
 class Parser:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..parts import engines, listed
-from .notebooks import split_notebook
+from .ipynb import split_notebook
 from .python import engines_defined
 from .reader import Item, Reader
 from .submissions import Submission

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from ..config import load
 from ..escape import clean
-from ..submission import UnreadableFile, open_regular
+from ..safe_files import UnreadableFile, open_regular
 from .engines import resolve
 from .reader import READ, Item, Reader, limit_for, skipped
 from .submissions import MAX_FILES, MAX_SUBMISSION_BYTES, Submission

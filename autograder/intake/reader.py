@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..escape import clean
-from ..submission import UnreadableFile, read_regular
+from ..safe_files import UnreadableFile, read_regular
 from .submissions import (
     MAX_DEPTH,
     MAX_ENTRIES,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..config import Grading
 from ..escape import FORMULA_START, csv_cell, html
-from ..submission import UnreadableFile, read_regular
+from ..safe_files import UnreadableFile, read_regular
 from .gradebook import Entry, Score
 from .pages import number, table
 from .policies import Policy, parse_time

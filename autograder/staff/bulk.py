@@ -32,19 +32,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from .. import intake, sandbox
-from ..config import GRADING_TOML, KIT_ROOT, ConfigError, Grading, Limits, load
+from ..config import KIT_ROOT, ConfigError, Grading, Limits, load
 from ..escape import printable
 from ..parts import engines
 from ..questions import SecretError, make_secret, read_secret
 from ..runner import SealedReference, folder_digest, time_limit
 from . import adjustments, graders, lmsfiles, policies, reports, roster
 from .gradebook import Entry, Gradebook, Score
-from .official import Job, Official, disk_full, entry_for, grade
+from .official import SOLUTIONS, Job, Official, disk_full, entry_for, grade, grader_version
 from .outcomes import CourseRecord, maximum
 from .secret import DEFAULT_SECRET
 
-SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
-SOLUTIONS = KIT_ROOT / "solutions"
 SQLITE_FULL = 13  # "database or disk is full" (sqlite3.SQLITE_FULL from Python 3.11)
 # The phases after every grading is recorded, and what running the command again then does.
 AFTER_GRADING = {"recording the grades in nbgrader": "record them and write the reports",
@@ -131,31 +129,11 @@ def cores() -> int:
 
 # -- what a grade depends on ---------------------------------------------------------------------
 
-def grader_version() -> str:
-    """A hash of everything a grade depends on: the grading code, grading.toml and the reference."""
-    package = KIT_ROOT / "autograder"
-    files = [GRADING_TOML, *sorted((KIT_ROOT / "solutions").glob("*.py"))]
-    # The staff tools (this module among them) only move grades around; they never make one.
-    files += [path for path in sorted(package.rglob("*.py"))
-              if "staff" not in path.relative_to(package).parts]
-    if SHIPPED_REFERENCE.is_file():
-        files.append(SHIPPED_REFERENCE)
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(KIT_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
 def pytest_command(*options: str) -> list[str]:
     """One grading's `pytest autograder` as a process of its own (the reference's sealing), at
     this run's sandbox level, stopped if this process dies."""
     return [sys.executable, "-c", graders.LAUNCHER, str(os.getpid()), "-m", "pytest",
             *graders.pytest_args("--sandbox-level", sandbox.level(), *options)]
-
-
-def pytest_env() -> dict[str, str]:
-    """A grading's environment: this one, with no plugin autoloaded."""
-    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def sealed_reference(out: Path, version: str) -> Path:
@@ -183,7 +161,7 @@ def sealed_reference(out: Path, version: str) -> Path:
         code = subprocess.run(pytest_command(f"--submission={solutions}", f"--reference={solutions}",
                                              f"--seal-reference={partial}"),
                               stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                              env=pytest_env(), cwd=KIT_ROOT, check=False).returncode
+                              env=graders.pytest_env(), cwd=KIT_ROOT, check=False).returncode
     if (code != 0 or not partial.is_file()) and disk_full(out):
         raise OSError(errno.ENOSPC, "no space left on the disk: the reference's answers could not be sealed",
                       str(out))
@@ -291,7 +269,7 @@ def grade_all(todo: list[intake.Submission], book: Gradebook, grading: Grading, 
     official = Official(secret, SOLUTIONS, folder_digest(SOLUTIONS)) if jobs else None
     cap = wall_clock_cap(grading.limits, reference) if reference else 0.0
     state.phase = "grading"
-    pool_of_graders = graders.Graders(pytest_env(), out)
+    pool_of_graders = graders.Graders(graders.pytest_env(), out)
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("time left"), TimeRemainingColumn())
     pool = ThreadPoolExecutor(max_workers=workers)
@@ -525,17 +503,17 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
     if args.nbgrader_db:
         state.phase = "recording the grades in nbgrader"
         try:
-            from . import notebooks  # nbgrader is a staff extra
+            from . import nbgrader_course  # nbgrader is a staff extra
         except ImportError as error:
             console.print(f"autograder bulk: --nbgrader-db needs nbgrader ({error}); "
                           "pip install -e '.[nbgrader]'")
             return 2
         try:  # nbgrader's own autograde, with the kit's grades in place of executing the notebooks
-            refused = notebooks.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
-                                                 notebooks.known_from_bulk(submissions, entries),
-                                                 args.secret.absolute(), out / "logs")
-            record = notebooks.course_grades(args.nbgrader_db, args.assignment, args.submissions)
-        except notebooks.NotebookError as error:
+            refused = nbgrader_course.autograde_course(args.submissions, args.nbgrader_db, args.assignment,
+                                                       nbgrader_course.known_from_bulk(submissions, entries),
+                                                       args.secret.absolute(), out / "logs")
+            record = nbgrader_course.course_grades(args.nbgrader_db, args.assignment, args.submissions)
+        except nbgrader_course.NotebookError as error:
             console.print(f"autograder bulk: {error}")
             return 2
         for source, why in refused.items():

@@ -10,27 +10,23 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import re
-import subprocess
-import sys
 import tempfile
-import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .. import scenarios, suspects
-from ..checks import fill
+from .. import scenario_sources, suspects
 from ..config import KIT_ROOT, ConfigError, Grading, parse
+from ..junit_properties import suspects_named
 from ..misconceptions import CATALOGUE
-from ..parts import Part, PartError, declared, engine_of, engines, read_declaration
-from ..runner import scenario_key, time_limit
+from ..parts import Part, PartError, declared, engine_of, engines
+from ..runner import time_limit
 from ..stubs import Handout, StubError, engine_files, handout, regions, stale_student_files
 from .costs import cost_report, seconds_by_part
 from .dry_run import release_problems, stub_checks
+from .reference_run import Call, calls_of, grade_reference, part_of, reference_failures, suite_of, tail
 
 # A number as prose writes it: a sign only where no word or digit comes before it, and not
 # the "2" of "2x" nor the "4" of "x^4"-like tokens glued to a letter.
@@ -39,18 +35,6 @@ EXPONENT = re.compile(r"(\*\*|\^)\s*-?\d+(\.\d+)?")
 ROOM = 3.0  # how many times its own time the reference must be allowed on every scenario
 SHORTEST_ANSWER_LINE = 20  # shorter lines (`return self * other`) say how, not what
 ALWAYS = set(suspects.ALWAYS)  # named by the kit's reverse pass in any part that uses it
-
-
-@dataclass(frozen=True)
-class Call:
-    """One scenario a test asked for, with the reference's answer and time."""
-
-    test: str  # module:function, parametrizations together
-    docstring: str  # filled in with the call's arguments, as a message shows it
-    scenario: str
-    kwargs: dict
-    observations: object
-    seconds: float
 
 
 # -- numbers, as prose states them ---------------------------------------------------------------------
@@ -100,16 +84,11 @@ def literals_in(tree: ast.Module, name: str) -> list[float]:
     return [sign * float(number) for number in numbers for sign in (1, -1)]
 
 
-@cache  # the scenarios' sources are read once per process (scenarios.sources)
+@cache  # the scenarios' sources are read once per process (scenario_sources.sources)
 def scenario_literals(scenario_id: str) -> list[float]:
     """The numbers written in a scenario's own code and its module's constants."""
     module_name, _, name = scenario_id.partition(":")
-    return literals_in(ast.parse(scenarios.sources()[module_name]), name)
-
-
-def suite_of(kit: Path, test: str) -> Path:
-    """The suite file of a test named as pytest's report names it, `...suites.test_value_mul:name`."""
-    return kit / "autograder" / "suites" / (test.partition(":")[0].rsplit(".", 1)[-1] + ".py")
+    return literals_in(ast.parse(scenario_sources.sources()[module_name]), name)
 
 
 def test_literals(kit: Path, test: str) -> list[float]:
@@ -118,34 +97,6 @@ def test_literals(kit: Path, test: str) -> list[float]:
 
 
 test_literals.__test__ = False  # a helper, though its name starts like a test's
-
-
-def docstring_of(kit: Path, test: str) -> str:
-    """A test's docstring, read from its suite's source."""
-    tree = ast.parse(suite_of(kit, test).read_text(encoding="utf-8"))
-    name = test.partition(":")[2]
-    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-    return ast.get_docstring(function) or ""
-
-
-def calls_of(kit: Path, junit: Path, sealed: Path) -> list[Call]:
-    """Every scenario call of a graded run of the reference, from pytest's report (--junitxml)
-    and the sealed answers of the same run."""
-    answers = json.loads(sealed.read_text(encoding="utf-8"))["answers"]
-    found, docstrings = [], {}
-    for case in ElementTree.parse(junit).iter("testcase"):
-        test = f"{case.get('classname')}:{case.get('name').split('[')[0]}"
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                scenario_id, kwargs = json.loads(prop.get("value"))
-                answer = answers.get(scenario_key(scenario_id, kwargs))
-                if answer is None:  # the test failed before the scenario ran: its message says why
-                    continue
-                if test not in docstrings:  # a test makes many calls: its suite is read once
-                    docstrings[test] = docstring_of(kit, test)
-                found.append(Call(test, fill(docstrings[test], kwargs), scenario_id, kwargs,
-                                  answer["observations"], answer["seconds"]))
-    return found
 
 
 # -- the checks ----------------------------------------------------------------------------------------
@@ -324,67 +275,6 @@ def room(grading: Grading, calls: list[Call]) -> list[str]:
 
 # -- running it ------------------------------------------------------------------------------------------
 
-def grade_reference(kit: Path, folder: Path, meanwhile: Callable[[], object] = lambda: None
-                    ) -> tuple[subprocess.CompletedProcess, Path, Path]:
-    """The reference graded by its own suites at the public seed: pytest's run, the sealed
-    answers (with each scenario's time) and pytest's report (with every call and suspect).
-    `meanwhile()` runs here while the grading runs in a process of its own."""
-    sealed, junit = folder / "reference.json", folder / "junit.xml"
-    command = [sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-               "--submission=" + str(kit / "solutions"), "--reference=" + str(kit / "solutions"),
-               f"--seal-reference={sealed}",
-               f"--junitxml={junit}"]
-    with subprocess.Popen(command, cwd=kit, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as process:
-        try:
-            meanwhile()
-        finally:
-            stdout, stderr = process.communicate()
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), sealed, junit
-
-
-def suspects_named(junit: Path) -> dict[str, set[str]]:
-    """Module:function -> the misconception ids its grade() calls named as suspects."""
-    named: dict[str, set[str]] = defaultdict(set)
-    for case in ElementTree.parse(junit).iter("testcase"):
-        test = f"{case.get('classname')}:{case.get('name').split('[')[0]}"
-        for prop in case.iter("property"):
-            if prop.get("name") == "suspects":
-                named[test].update(json.loads(prop.get("value")))
-    return named
-
-
-FAULT = "Not checked, a fault of the grader: "
-
-
-def reference_failures(junit: Path) -> list[str]:
-    """A line for each test the reference itself failed, from pytest's report: the suite, the
-    test, and what the grader said of it (what the reference raised, in which case, drawn from
-    which range)."""
-    if not junit.is_file():
-        return []
-    found = []
-    for case in ElementTree.parse(junit).iter("testcase"):
-        failure = case.find("failure")
-        if failure is None:
-            continue
-        text = failure.get("message") or failure.text or ""
-        said = next((line for line in text.splitlines() if FAULT in line), text.strip().splitlines()[-1:])
-        said = said if isinstance(said, str) else " ".join(said)
-        reason = said.split(FAULT, 1)[-1].removesuffix(" Tell the course staff.").rstrip(".")
-        scenario = re.search(r" in scenario (\S+)$", reason)
-        where = f" ({scenario[1]})" if scenario else ""
-        reason = reason[:scenario.start()] if scenario else reason
-        suite = case.get("classname").rsplit(".", 1)[-1]
-        found.append(f"autograder/suites/{suite}.py, {case.get('name')}{where}: {reason}")
-    return found
-
-
-def part_of(kit: Path, test: str) -> str:
-    """The part a test counts for: the PART its suite declares."""
-    return read_declaration(suite_of(kit, test)).id
-
-
 @dataclass(frozen=True)
 class Findings:
     """What the check found: errors (a release refuses them), warnings (said, and allowed), and
@@ -400,7 +290,7 @@ def findings(kit: Path = KIT_ROOT) -> Findings:
     """Every inconsistency of the kit in `kit`, one line each with its fix, the warnings, and the
     cost report. Whatever `autograder release` or `autograder mutate` would stop on is among the
     errors: each release format and a mutation probe of each stub are tried here first."""
-    from .release import ReleaseError, collect, tail
+    from .release import ReleaseError, collect
 
     try:
         grading = parse(kit / "grading.toml")

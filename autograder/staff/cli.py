@@ -29,8 +29,8 @@ class Command:
 COMMANDS = {
     "bulk": Command("autograder.staff.bulk", "grade a class of submissions into a gradebook, grades.csv and "
                     "feedback", extra="staff"),
-    "release": Command("autograder.staff.release", "build the student handout, a Gradescope bundle or "
-                       "nbgrader notebooks"),
+    "release": Command("autograder.staff.release_command", "build the student handout, a Gradescope bundle "
+                       "or nbgrader notebooks"),
     "check": Command("autograder.staff.check", "check that the kit is consistent: one line per problem, with "
                      "its fix"),
     "stubs": Command("autograder.staff.authoring", "write assignments/ from the marked regions of solutions/",

@@ -234,6 +234,11 @@ class Graders:
                 grader.kill()
 
 
+def pytest_env() -> dict[str, str]:
+    """A grading's environment: this one, with no plugin autoloaded."""
+    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 class Pool:
     """Grading processes that stay, each lent to one grading at a time, for a program that grades
     many folders (the kit's own tests, mutation testing) and has no run to interrupt."""
@@ -242,7 +247,7 @@ class Pool:
         self.idle: list[Grader] = []
         self.lock = threading.Lock()
         self.scratch = Path(tempfile.mkdtemp(prefix="autograder-graders-"))
-        self.env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+        self.env = {**pytest_env(), **(env or {})}
 
     def grade(self, options: list[str], log: Path, cap: float) -> int | None:
         """pytest's exit status for `pytest autograder OPTIONS`, its output in `log`; None when

@@ -1,10 +1,12 @@
-"""One submission's official grading: the options that make it official, its run in a grading
-process of the pool (graders.py), and the gradebook entry made of how that run ended."""
+"""One submission's official grading: the grader version and the reference it is made with, the
+options that make it official, its run in a grading process of the pool (graders.py), and the
+gradebook entry made of how that run ended."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -16,12 +18,30 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import intake, scoring
+from ..config import GRADING_TOML, KIT_ROOT
 from ..runner import BUSY_EXIT
 from . import graders
 from .gradebook import Entry, Score
 
 BUSY_ATTEMPTS = 3  # a grading the machine starved of CPU is tried again, then reported
 DISK_ROOM = 1 << 20  # bytes: less free than this where OUTDIR is, and the disk is full
+SHIPPED_REFERENCE = KIT_ROOT / "autograder" / "reference.json"
+SOLUTIONS = KIT_ROOT / "solutions"
+
+
+def grader_version() -> str:
+    """A hash of everything a grade depends on: the grading code, grading.toml and the reference."""
+    package = KIT_ROOT / "autograder"
+    files = [GRADING_TOML, *sorted(SOLUTIONS.glob("*.py"))]
+    # The staff tools (this module among them) only move grades around; they never make one.
+    files += [path for path in sorted(package.rglob("*.py"))
+              if "staff" not in path.relative_to(package).parts]
+    if SHIPPED_REFERENCE.is_file():
+        files.append(SHIPPED_REFERENCE)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(KIT_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 @dataclass

@@ -9,7 +9,6 @@ as a plugin (`-p autograder.staff.release --list-parts PATH`), it writes each te
 
 from __future__ import annotations
 
-import argparse
 import ast
 import contextlib
 import json
@@ -28,11 +27,12 @@ from pathlib import Path
 
 import pytest
 
-from .. import scenarios
-from ..config import KIT_ROOT, Grading, parse, tomllib
+from .. import scenario_sources
+from ..config import Grading, parse, tomllib
 from ..parts import engines
 from ..questions import make_secret
 from ..stubs import engine_files, stubs_by_part
+from .reference_run import tail
 
 PLATFORM_FILES = Path(__file__).parent / "platform_files"
 SUITES = Path("autograder") / "suites"
@@ -119,11 +119,6 @@ def run_pytest(cwd: Path, args: list[str]) -> subprocess.CompletedProcess:
                           cwd=cwd, capture_output=True, text=True, check=False)
 
 
-def tail(text: str, lines: int = 40) -> str:
-    """The last `lines` lines of `text`."""
-    return "\n".join(text.splitlines()[-lines:])
-
-
 # -- the suites a release may hold -------------------------------------------------------------
 
 def prune(source: str, hidden: set[str], where: Path) -> str:
@@ -184,7 +179,7 @@ def unused_scenario_modules(kit: Path) -> set[Path]:
     grades (an engine removed) and that no other scenario module imports: not shipped."""
     graded = set(engines(kit / "grading.toml"))
     served: dict[str, set[str]] = {}
-    for scenario in scenarios.every_scenario():
+    for scenario in scenario_sources.every_scenario():
         served.setdefault(scenario.id.partition(":")[0], set()).add(scenario.engine)
     needed: set[str] = set()
     wanted = [module for module, engines_of in served.items() if engines_of & graded]
@@ -192,7 +187,7 @@ def unused_scenario_modules(kit: Path) -> set[Path]:
         module = wanted.pop()
         if module not in needed:
             needed.add(module)
-            wanted += scenarios.needs(module)
+            wanted += scenario_sources.needs(module)
     folder = Path("autograder", "inside", "scenarios")
     return {folder / f"{module}.py" for module in served if module not in needed}
 
@@ -550,47 +545,3 @@ def write_zip(staging: Path, partial: Path) -> None:
             private = path.name == BUNDLE_SECRET.name or "solutions" in path.relative_to(staging).parts
             info.external_attr = (0o755 if executable else 0o600 if private else 0o644) << 16
             archive.writestr(info, path.read_bytes())
-
-
-
-
-# -- the command -----------------------------------------------------------------------------------
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `autograder release`."""
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("target", choices=("student", "classroom", "gradescope", "nbgrader"),
-                        help="what to build")
-    parser.add_argument("-o", "--output", type=Path, required=True,
-                        help="a new folder (student, classroom, nbgrader) or a .zip file (gradescope)")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run `autograder release` after `autograder check`; returns the exit status."""
-    from .check import findings  # the author's check, which also grades the reference
-
-    try:
-        found = findings(KIT_ROOT)
-        if found.errors:
-            raise ReleaseError("`autograder check` finds the kit inconsistent; fix these first:\n  "
-                               + "\n  ".join(found.errors))
-        for warning in found.warnings:
-            print(f"autograder release: warning: {warning}", file=sys.stderr)
-        if args.target == "gradescope":
-            build_gradescope(KIT_ROOT, args.output, found.tests)
-        elif args.target == "nbgrader":
-            try:  # nbformat and nbgrader are extras: load them only here
-                from .notebooks import write_notebooks
-            except ImportError as error:
-                raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
-                                   "pip install -e '.[nbgrader]'") from None
-            with building(args.output) as folder:
-                write_notebooks(KIT_ROOT, folder)
-        else:
-            with building(args.output) as folder:
-                build_student(KIT_ROOT, folder, classroom=args.target == "classroom", tests=found.tests)
-    except ReleaseError as error:
-        print(f"autograder release: {error}", file=sys.stderr)
-        return 1
-    print(f"{args.target} release written to {args.output}")
-    return 0

@@ -42,7 +42,7 @@ from .policies import Policy, Scale
 from .roster import Roster
 from .summary import write_summary
 
-WIDTH = 88  # what checks.py and graphs.py fill a message's sentences to
+WIDTH = 88  # what check_results.py and graphs.py fill a message's sentences to
 MIN_WIDTH = 60  # below this, a line is short because it ends, not because the next word would not fit
 LABEL = re.compile(r"^[A-Z][\w ()\[\]-]{0,40}: ")  # `Came out: `, `Likely cause [id]: `: a line of its own
 LMS_COLUMN = "Autograd engines"  # the import files' grade column, unless the TA names the assignment

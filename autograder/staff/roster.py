@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from ..submission import UnreadableFile, read_regular
+from ..safe_files import UnreadableFile, read_regular
 from .gradebook import Entry
 
 MAX_ROSTER_BYTES = 20 * 1024 * 1024

@@ -25,7 +25,7 @@ from support import KIT
 from support.corpus import BUGS, CORRECT, Edit, Submission, build
 from support.shape import GRADED
 
-from autograder import graphs, runner, scenarios
+from autograder import graphs, runner, scenario_sources
 from autograder.answers import Tolerance
 from autograder.config import load
 from autograder.inside.scenarios import common
@@ -182,7 +182,7 @@ def drawn_calls(sealed_reference) -> list[tuple[str, dict, list]]:
             if prop.get("name") == "scenario":
                 scenario_id, kwargs = json.loads(prop.get("value"))
                 drawn = answers[scenario_key(scenario_id, kwargs)]["graphs"]  # kept as text
-                if scenarios.scenario(scenario_id).engine == "value" and drawn:
+                if scenario_sources.scenario(scenario_id).engine == "value" and drawn:
                     found[scenario_key(scenario_id, kwargs)] = (scenario_id, kwargs, json.loads(drawn))
     assert len(found) > 25 and any(name == "backward:three_calls" for name, _, _ in found.values())
     return list(found.values())
@@ -344,7 +344,7 @@ def test_the_modules_that_can_draw_follow_their_imports():
         "plain": "from .common import scenario\nimport numpy\n",
         "absolute": "from common import drawn\n",  # not a relative import: not the scenarios' common
     }
-    assert scenarios.drawing_modules(modules) == {"recorder", "renamed", "whole", "starred", "through",
+    assert scenario_sources.drawing_modules(modules) == {"recorder", "renamed", "whole", "starred", "through",
                                                   "twice_through"}
 
 
@@ -359,7 +359,7 @@ def test_no_scenario_said_never_to_draw_draws(sealed_reference):
                 scenario_id, kwargs = json.loads(prop.get("value"))
                 if answers[scenario_key(scenario_id, kwargs)]["graphs"]:
                     drew.add(scenario_id)
-                if not scenarios.scenario(scenario_id).draws:
+                if not scenario_sources.scenario(scenario_id).draws:
                     never.add(scenario_id)
     assert drew and not drew & never
     assert {name.partition(":")[0] for name in never} == {"dual", "tensor", "training"}

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from support import CORES, EVERY_SEED, KIT, corpus, engines
 
-from autograder.checks import REPRODUCE, REPRODUCE_ANYWHERE
+from autograder.check_results import REPRODUCE, REPRODUCE_ANYWHERE
 from autograder.config import load
 from autograder.staff.check import NUMBER
 

@@ -17,7 +17,7 @@ from support import KIT
 from support.autograding import autograde_folder
 from support.corpus import BUGS, CORPUS, GIVEN_CHANGES, Edit, Submission, build
 
-from autograder import scenarios
+from autograder import scenario_sources
 from autograder.config import load
 from autograder.parts import start_with
 from autograder.stubs import OPERATORS, handout
@@ -148,7 +148,7 @@ def test_every_given_operation_a_scenario_uses_is_in_its_snippet(reference):
             used.clear()
             scenario = getattr(importlib.import_module(f"autograder.inside.scenarios.{module}"), name)
             scenario(reference.value, **kwargs)
-            declared = scenarios.scenario(scenario_id).operations
+            declared = scenario_sources.scenario(scenario_id).operations
             assert used <= declared, f"{scenario_id} uses {sorted(used - declared)}, which its snippet hides"
     finally:
         for method, original in originals.items():

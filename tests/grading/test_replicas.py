@@ -23,7 +23,7 @@ from support.autograding import autograde_folder
 from support.corpus import CORPUS, build
 from support.shape import GRADED
 
-from autograder import runner, scenarios
+from autograder import runner, scenario_sources
 from autograder.answers import Tolerance
 from autograder.config import load
 from autograder.questions import make_secret
@@ -59,7 +59,7 @@ def test_a_replica_is_a_scenario_of_the_same_name():
         found = {name for name, function in vars(replicas._module(module)).items()
                  if callable(function) and not name.startswith("_") and getattr(function, "__module__", "")
                  == f"autograder.staff.replicas.{module}" and name not in ("case",)}
-        declared = {scenario.id.partition(":")[2] for scenario in scenarios.every_scenario()
+        declared = {scenario.id.partition(":")[2] for scenario in scenario_sources.every_scenario()
                     if scenario.id.startswith(f"{module}:")}
         assert found and found <= declared, f"{module}: {sorted(found - declared)} replicate no scenario"
 
@@ -184,7 +184,7 @@ def test_a_replica_that_disagrees_or_fails_is_answered_live_from_then_on(replica
 def test_the_real_replicas_are_not_used_where_solutions_differ():
     """A reference folder whose engine file is not the one verified answers live."""
     replicated = replicas.replicated()[0]  # dual:lesson in the kit as it is
-    engine = scenarios.scenario(replicated).engine
+    engine = scenario_sources.scenario(replicated).engine
     changed = {**read_files(SOLUTIONS)[0]}
     changed[engine] = changed[engine] + b"\n# a change\n"
     real = replicas.Replicas()

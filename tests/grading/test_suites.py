@@ -29,23 +29,14 @@ from platforms.test_release import only_packages
 from support import KIT, SEEDS
 from support.shape import GRADED
 
-from autograder import judge, scenarios, scoring
+from autograder import judge, scenario_sources, scoring
 from autograder.answers import Tolerance, is_raised
-from autograder.checks import fill
+from autograder.check_results import fill
 from autograder.config import load
 from autograder.misconceptions import CATALOGUE
 from autograder.runner import scenario_key
-from autograder.staff.check import (
-    NUMBER,
-    Call,
-    calls_of,
-    matches,
-    numbers,
-    numbers_in,
-    part_of,
-    scenario_literals,
-    stated,
-)
+from autograder.staff.check import NUMBER, matches, numbers, numbers_in, scenario_literals, stated
+from autograder.staff.reference_run import Call, calls_of, part_of
 from autograder.stubs import regions, student_source
 from autograder.worker import Reply
 
@@ -226,8 +217,8 @@ def snippet_problem(call: Call, snippet: str, layout: tuple[Path, dict]) -> str 
 def test_every_snippet_runs_and_prints_the_numbers_of_its_case(calls, handout):
     distinct = {scenario_key(c.scenario, c.kwargs): c for c in calls}.values()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        problems = [p for p in pool.map(lambda c: snippet_problem(c, scenarios.scenario(c.scenario).snippet,
-                                                                  handout), distinct) if p]
+        problems = [p for p in pool.map(lambda c: snippet_problem(
+            c, scenario_sources.scenario(c.scenario).snippet, handout), distinct) if p]
     assert not problems, "\n\n".join(problems)
 
 
@@ -249,12 +240,12 @@ def test_every_snippet_runs_while_backward_is_a_stub(calls, handout, tmp_path):
     # (The check of the given operations is left out: its message names the operation that
     # changed, and shows no snippet.)
     free = [c for c in {scenario_key(c.scenario, c.kwargs): c for c in calls}.values()
-            if scenarios.scenario(c.scenario).reverse != "backward"
+            if scenario_sources.scenario(c.scenario).reverse != "backward"
             and c.scenario != "value:given_operations"]
     assert len(free) > 40
 
     def problem(call: Call) -> str | None:
-        return snippet_problem(call, scenarios.scenario(call.scenario).snippet, (unwritten, env))
+        return snippet_problem(call, scenario_sources.scenario(call.scenario).snippet, (unwritten, env))
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         problems = [p for p in pool.map(problem, free) if p]
@@ -358,7 +349,7 @@ def test_every_scenario_runs_the_reverse_pass_it_declares(sealed_reference, refe
             if prop.get("name") == "scenario":
                 scenario_id, kwargs = json.loads(prop.get("value"))
                 calls.setdefault(scenario_id, kwargs)
-    declared = {s.id: s for s in scenarios.every_scenario()}
+    declared = {s.id: s for s in scenario_sources.every_scenario()}
     assert set(calls) <= set(declared), "the suites ask for a scenario nothing declares"
     backwards = []
     engines = {"value": reference.value.Value, "tensor": reference.tensor.Tensor}
@@ -449,9 +440,9 @@ def test_every_snippet_pastes_into_every_python_prompt(calls):
     for call in {scenario_key(c.scenario, c.kwargs): c for c in calls}.values():
         case = first_case(call.observations)
         values = {**call.kwargs, **(case.get("inputs", {}) if isinstance(case, dict) else {})}
-        snippet = scenarios.scenario(call.scenario).snippet
+        snippet = scenario_sources.scenario(call.scenario).snippet
         snippets.append((call.scenario, fill(snippet, values)))
-        if recorded := scenarios.recorded_snippet(snippet):
+        if recorded := scenario_sources.recorded_snippet(snippet):
             snippets.append((f"{call.scenario} (recorded)", fill(recorded, values)))
     assert not [f"{name}: {echo}" for name, code in snippets for echo in echoes(code)]
     versions = [str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.*/bin/python3"))

@@ -24,7 +24,7 @@ import pytest
 from support import KIT, torch_answers
 from support.expressions import two_losses
 
-from autograder import scenarios
+from autograder import scenario_sources
 
 
 @pytest.fixture
@@ -340,7 +340,7 @@ def tensor_calls(sealed_reference) -> list:
         for prop in case.iter("property"):
             if prop.get("name") == "scenario":
                 scenario_id, kwargs = json.loads(prop.get("value"))
-                if scenarios.scenario(scenario_id).engine == "tensor":
+                if scenario_sources.scenario(scenario_id).engine == "tensor":
                     calls[prop.get("value")] = [scenario_id, kwargs]
     found = list(calls.values())
     assert {call[0] for call in found} >= {"tensor:all_operands", "training:train_digits"}

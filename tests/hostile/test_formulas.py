@@ -58,7 +58,7 @@ def test_nbgraders_export_writes_names_as_text(tmp_path, monkeypatch):
     pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install nbgrader==0.9.6")
     from nbgrader.api import Gradebook
 
-    from autograder.staff.notebooks import PartsCsvExport
+    from autograder.staff.nbgrader_course import PartsCsvExport
 
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import checks
+from autograder import check_results
 from autograder.config import load
 from autograder.portable import PortableWorker
 from autograder.worker import Ending
@@ -117,7 +117,7 @@ def test_a_snippets_first_line_finds_a_folder_of_any_system(path):
     """A snippet's first line puts exactly the graded folder first on Python's path, whatever
     its backslashes, drive letter, quotes, spaces or letters."""
     namespace = {"sys": type("sys", (), {"path": ["elsewhere"]})}
-    line = checks.finding(path)
+    line = check_results.finding(path)
     exec(line.replace("import sys; ", ""), namespace)
     assert namespace["sys"].path == [path, "elsewhere"]
     assert line.isascii() or not path.isascii()

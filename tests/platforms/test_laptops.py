@@ -24,7 +24,7 @@ from support import CORES, EXHAUSTIVE, KIT
 from support.corpus import BUGS, Edit, Submission, build
 from support.laptops import KINDS, attempts, python_for
 
-from autograder.checks import REPRODUCE_ANYWHERE
+from autograder.check_results import REPRODUCE_ANYWHERE
 from autograder.parts import ENGINES
 from autograder.staff.check import NUMBER
 

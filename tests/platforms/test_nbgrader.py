@@ -37,7 +37,7 @@ from support import KIT  # noqa: E402
 from autograder import intake  # noqa: E402
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
 from autograder.parts import ENGINES  # noqa: E402
-from autograder.staff.notebooks import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
+from autograder.staff.nbgrader_course import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
@@ -57,7 +57,7 @@ import os
 
 from nbgrader.plugins import LateSubmissionPlugin
 
-from autograder.staff.notebooks import use_the_kit
+from autograder.staff.nbgrader_course import use_the_kit
 
 c = get_config()
 c.CourseDirectory.root = {root!r}

@@ -13,7 +13,7 @@ from support.shape import GRADED
 
 from autograder.config import load
 from autograder.notebook import NotebookError
-from autograder.staff.notebooks import BEGIN, END, build_notebook
+from autograder.staff.nbgrader_course import BEGIN, END, build_notebook
 from autograder.stubs import write_student_files
 
 

@@ -423,7 +423,7 @@ def test_the_cap_stops_the_whole_grading_process_and_the_next_gets_a_new_one(tmp
             time.sleep(300)
         """), encoding="utf-8")
     (tmp_path / "test_passes.py").write_text("def test_passes():\n    pass\n", encoding="utf-8")
-    pool = graders.Graders(bulk.pytest_env(), tmp_path)
+    pool = graders.Graders(graders.pytest_env(), tmp_path)
     try:
         log = tmp_path / "hang.log"
         hangs = [str(tmp_path / "test_hangs.py"), "-q", "-s", "-p", "no:cacheprovider"]
@@ -445,7 +445,7 @@ def test_a_grading_process_outlives_the_thread_that_started_it(tmp_path):
     args = [str(tmp_path / "test_passes.py"), "-q", "-p", "no:cacheprovider"]
 
     def first_grading() -> graders.Grader:
-        grader = graders.Grader(bulk.pytest_env(), tmp_path)
+        grader = graders.Grader(graders.pytest_env(), tmp_path)
         assert grader.grade(args, tmp_path / "first.log", 60.0) == 0
         return grader
 

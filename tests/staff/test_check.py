@@ -15,7 +15,7 @@ import pytest
 from support import KIT
 from support.shape import GRADED
 
-from autograder.config import Budget, load, parse
+from autograder.config import CostBudget, load, parse
 from autograder.parts import Part, declared, engines
 from autograder.staff.check import engine_files_of
 from autograder.staff.costs import CLASS, cost_report
@@ -130,7 +130,7 @@ def test_a_class_past_the_budget_is_warned_of():
     grading = load()
     seconds = {part: [0.4] for part in grading.parts}
     assert cost_report(grading, seconds, {}, cores=2).warnings == []  # 100 x (0.44 + 2 x 5.2 s) / 2: 9 min
-    tight = type(grading)(grading.parts, grading.tolerances, grading.limits, grading.source, Budget(5.0))
+    tight = type(grading)(grading.parts, grading.tolerances, grading.limits, grading.source, CostBudget(5.0))
     said = cost_report(tight, seconds, {}, cores=2).warnings
     minutes = CLASS * (0.44 + 2 * 0.4 * len(grading.parts)) / 2 / 60  # 9.0 in the kit as it is
     assert said == [f"a class of {CLASS} would take about {minutes:.1f} min of `autograder bulk` on 2 cores, "

@@ -18,7 +18,7 @@ from autograder.staff.outcomes import CourseRecord, grade_of
 pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install nbgrader==0.9.6")
 from nbgrader.api import Gradebook  # noqa: E402 - only once nbgrader is known to be there
 
-from autograder.staff.notebooks import course_late_penalty  # noqa: E402
+from autograder.staff.nbgrader_course import course_late_penalty  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's own doing
 GRADING = load()

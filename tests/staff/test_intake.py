@@ -579,8 +579,8 @@ def test_entries_that_vanish_while_they_are_read_are_notes(tmp_path, monkeypatch
 
 def test_an_entry_gone_between_the_listing_and_its_reading_is_a_note(tmp_path, monkeypatch):
     klass = beside_a_good_one(tmp_path)
-    real = intake.folders.listing
-    monkeypatch.setattr(intake.folders, "listing", lambda folder: [*real(folder), folder / "ivan"])
+    real = intake.class_folder.listing
+    monkeypatch.setattr(intake.class_folder, "listing", lambda folder: [*real(folder), folder / "ivan"])
     ivan = read_with_zed(klass)["ivan"]
     assert ivan.reason == "ivan: gone while the class folder was read; run the command again"
 
@@ -606,7 +606,7 @@ def test_a_class_folder_that_may_not_be_listed_is_an_error_naming_it(tmp_path, m
     def refused(path):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(intake.folders.os, "listdir", refused)
+    monkeypatch.setattr(intake.class_folder.os, "listdir", refused)
     with pytest.raises(intake.IntakeError, match="cannot be read \\(Permission denied\\); give the user"):
         intake.collect(tmp_path)
 

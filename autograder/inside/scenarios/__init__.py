@@ -3,5 +3,5 @@
 Each module holds the scenarios of one engine (`value`, `tensor`, `dual`) or of the training
 runs, declared with `@scenario` (common.py). The worker compiles them as the package
 `scenarios` from the sources the grader sends; the trusted side reads them as text only
-(autograder/scenarios.py).
+(autograder/scenario_sources.py).
 """

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pytest
 
-from ... import runner, scenarios
+from ... import runner, scenario_sources
 from ...answers import Tolerance, is_number
 from ...parts import engines
 from . import inprocess
@@ -70,7 +70,7 @@ def replicated() -> list[str]:
     """The scenario ids that have a replica, of the engines grading.toml grades (an engine removed
     from it leaves its replicas unasked)."""
     found, graded = [], engines()
-    for scenario in scenarios.every_scenario():
+    for scenario in scenario_sources.every_scenario():
         module, _, name = scenario.id.partition(":")
         if (module in MODULES and scenario.engine in graded and not name.startswith("_")
                 and callable(getattr(_module(module), name, None))):
@@ -85,12 +85,12 @@ def _module(name: str):
 
 def mirrored(module: str) -> list[str]:
     """The scenario modules a scenario module's answers depend on: itself and what it imports."""
-    sources, found, todo = scenarios.sources(), [], [module]
+    sources, found, todo = scenario_sources.sources(), [], [module]
     while todo:
         name = todo.pop()
         if name not in found and name in sources:
             found.append(name)
-            todo += scenarios.needs(name)
+            todo += scenario_sources.needs(name)
     return sorted(found)
 
 
@@ -99,7 +99,7 @@ def key(scenario_id: str, reference: dict[str, bytes]) -> str:
     the reference's file of the engine the scenario runs on, and the replicas' own code."""
     module = scenario_id.partition(":")[0]
     digest = hashlib.sha256(scenario_id.encode() + b"\0" + _sources_digest(module))
-    engine = scenarios.scenario(scenario_id).engine
+    engine = scenario_sources.scenario(scenario_id).engine
     digest.update(f"solutions/{engine}.py\0".encode() + hashlib.sha256(reference.get(engine, b"")).digest())
     return digest.hexdigest()
 
@@ -110,7 +110,7 @@ def _sources_digest(module: str) -> bytes:
     module, `arrays` and `module`'s replicas), as this process holds them."""
     digest = hashlib.sha256()
     for name in mirrored(module):
-        digest.update(f"scenarios/{name}.py\0".encode() + _sha256(scenarios.sources()[name].encode()))
+        digest.update(f"scenarios/{name}.py\0".encode() + _sha256(scenario_sources.sources()[name].encode()))
     for name in ("__init__", "arrays", module):
         digest.update(f"replicas/{name}.py\0".encode() + _sha256((HERE / f"{name}.py").read_bytes()))
     return digest.digest()
@@ -203,7 +203,7 @@ class Replicas:
         """Is there a replica of this scenario, verified for these reference files and the
         scenario modules as they are, or run here on the reference's own engine file?"""
         if _runs_here(scenario_id):
-            return scenarios.scenario(scenario_id).engine in reference
+            return scenario_sources.scenario(scenario_id).engine in reference
         return scenario_id in self.recorded and key(scenario_id, reference) == self.recorded[scenario_id]
 
     def answer(self, scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> object:

@@ -26,7 +26,7 @@ import threading
 import types
 from functools import cache
 
-from ... import runner, scenarios
+from ... import runner, scenario_sources
 from ...config import load
 
 MODULES = ("activations", "arithmetic", "backward", "value")  # the scenario modules answered here
@@ -49,7 +49,7 @@ def answer(scenario_id: str, kwargs: dict, reference: dict[str, bytes]) -> objec
 @cache
 def _package() -> dict[str, types.ModuleType]:
     """The scenario modules, as a package of their own, each run after those it imports."""
-    sources = scenarios.sources()
+    sources = scenario_sources.sources()
     package = types.ModuleType(PACKAGE)
     package.__path__ = []
     sys.modules[PACKAGE] = package
@@ -60,7 +60,7 @@ def _package() -> dict[str, types.ModuleType]:
             return
         module = modules[name] = sys.modules[f"{PACKAGE}.{name}"] = types.ModuleType(f"{PACKAGE}.{name}")
         module.__package__ = PACKAGE
-        for other in scenarios.needs(name):
+        for other in scenario_sources.needs(name):
             load(other)
         exec(compile(sources[name], f"<scenarios/{name}.py>", "exec"), module.__dict__)  # noqa: S102
 

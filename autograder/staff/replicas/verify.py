@@ -18,12 +18,11 @@ import secrets
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ...answers import Tolerance
 from ...config import KIT_ROOT, load
+from ...junit_properties import distinct_calls
 from ...runner import SealedReference, scenario_key
 from ...worker import read_files
 from . import VERIFIED, answer, disagreement, key, replicated, tolerance_of
@@ -34,16 +33,6 @@ SOLUTIONS = KIT_ROOT / "solutions"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=12, help="seeds beside the public one (default 12)")
     parser.add_argument("--jobs", type=int, default=2, help="seeds graded at once (default 2)")
-
-
-def calls_of(junit: Path) -> list[tuple[str, dict]]:
-    """Every scenario call a grading made, from pytest's report of it."""
-    found = {}
-    for case in ElementTree.parse(junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                found[prop.get("value")] = tuple(json.loads(prop.get("value")))
-    return list(found.values())
 
 
 def live_answers(seed: str, folder: Path) -> tuple[list[tuple[str, dict]], SealedReference]:
@@ -57,7 +46,7 @@ def live_answers(seed: str, folder: Path) -> tuple[list[tuple[str, dict]], Seale
         tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
         raise SystemExit(f"autograder replicas: grading solutions/ at seed {seed} answered no scenario "
                          f"(pytest exited with {done.returncode}):\n" + "\n".join(tail))
-    return calls_of(junit), SealedReference(sealed)
+    return distinct_calls(junit), SealedReference(sealed)
 
 
 def compare(seed: str, folder: Path, ids: list[str]) -> dict[str, list[str]]:
@@ -72,9 +61,7 @@ def compare(seed: str, folder: Path, ids: list[str]) -> dict[str, list[str]]:
     for scenario_id, kwargs in calls:
         if scenario_id not in problems:
             continue
-        loose = tolerance_of(scenario_id) == "training"
-        tolerance = Tolerance(tolerances.training_rel, tolerances.training_abs) if loose \
-            else Tolerance(tolerances.rel, tolerances.abs)
+        tolerance = tolerances.named(tolerance_of(scenario_id))
         expected = reference.answers[scenario_key(scenario_id, kwargs)].observations
         try:
             found = disagreement(expected, answer(scenario_id, kwargs), tolerance)

@@ -39,8 +39,10 @@ from ..escape import csv_cell
 from ..notebook import NotebookError, engine_of, grade_id, part_report, score_modules
 from ..parts import engines
 from .gradebook import Entry
+from .official import SOLUTIONS, grader_version
 from .outcomes import CoursePenalty, CourseRecord, passed
 from .policies import parse_time
+from .secret import DEFAULT_SECRET
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 METHOD_OF = '''\
@@ -308,9 +310,6 @@ class GradeWithKit(NbGraderPreprocessor):
         if known is not None and module == known.module:
             return known.entries
         self.log.info("Grading %s/%s/%s.ipynb with the kit", student, assignment, engine)
-        from .bulk import SOLUTIONS, grader_version  # bulk needs the staff extra
-        from .secret import DEFAULT_SECRET
-
         options = ["--grading-secret=" + (self.secret or str(DEFAULT_SECRET)), "--grading-context",
                    grader_version(), f"--reference={SOLUTIONS}"]
         return score_modules({engine: module} if module is not None else {}, KIT_ROOT, *options)

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 from ..escape import clean
-from ..submission import UnreadableFile, read_regular
+from ..safe_files import UnreadableFile, read_regular
 from .engines import resolve
 from .lms import clashes, download_in, lms_entry, read_lms
 from .reader import SKIPPED_PARTS, Reader

@@ -1,8 +1,9 @@
-"""Reading a submission's files: regular files only, never through a link.
+"""Reading a file the course was sent: regular files only, never through a link.
 
-Every path that reads a submission (the worker's copy, bulk intake, Gradescope, Classroom)
-goes through `read_regular`: a submitted `value.py` may be a link to the sealed answers or to
-`solutions/`, a FIFO that blocks the reader, or a device.
+Every path that reads a submission (the worker's copy, bulk intake, Gradescope, Classroom),
+a roster or a list of adjustments goes through `read_regular` or `open_regular`: a submitted
+`value.py` may be a link to the sealed answers or to `solutions/`, a FIFO that blocks the
+reader, or a device.
 """
 
 from __future__ import annotations
