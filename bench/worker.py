@@ -10,7 +10,8 @@ each alike.
 
     python bench/worker.py [--repeat 40]
 
-Target: a forked worker's start, median, within 10 x the bare fork's.
+Targets: a forked worker's start, median, within 20 ms, and within 10 x the bare fork's (the
+same start on a machine whose forks are slower, or busier, than the one the 20 ms was set on).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import numpy  # noqa: F401 - the yardstick forks a process holding NumPy
 from autograder import sandbox
 from autograder.config import load
 from autograder.worker import Worker
+
+TARGET_MS = 20.0  # a forked worker's start, median
 
 
 def bare_fork() -> float:
@@ -77,8 +80,10 @@ def main() -> None:
     for name, seconds in medians.items():
         what = f"worker {name}" + (", to its first answer" if name.endswith("start") else "")
         print(f"{what:<48} {seconds * 1000:8.2f} ms  {seconds / fork:6.1f} x")
-    met = medians["forked start"] <= 10 * fork
-    print(f"target: a forked worker's start within 10 x the bare fork -> {'met' if met else 'NOT met'}")
+    start = medians["forked start"]
+    for target, met in ((f"within {TARGET_MS:g} ms", start * 1000 <= TARGET_MS),
+                        ("within 10 x the bare fork", start <= 10 * fork)):
+        print(f"target: a forked worker's start {target} -> {'met' if met else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ Python (submission code never runs as root). Nothing in the environment changes 
 level a worker's network, keyrings and IPC are closed where the machine allows it
 (`network_closed`), by a seccomp filter; `open_network` says why they are not, where they are not. It may be
 lowered only by name (`choose`, for the `--sandbox-level` option), and never to a level the
-machine cannot give nor to `limits` as root; `autograder bulk` hands the level it found to its
+machine cannot give nor to `limits` as root; `shared_writes` says where a worker's writes are
+not kept to its own folder; `autograder bulk` hands the level it found to its
 grading processes on their command line (`adopt`).
 """
 
@@ -24,7 +25,7 @@ import stat
 import sys
 from pathlib import Path
 
-from . import seccomp, spawn
+from . import landlock, seccomp, spawn
 from .confine import ROOT_LEVELS
 from .errors import SandboxError
 
@@ -118,6 +119,20 @@ def open_network() -> str | None:
             "answer with what comes back, so no official grading is made here. Fix: grade where "
             "libseccomp is installed (Debian and Ubuntu ship libseccomp2; pip install pyseccomp), "
             "in a container that allows seccomp (Docker's default profile does); see "
+            "docs/threat-model.md")
+
+
+def shared_writes() -> str | None:
+    """What a worker here may leave where a classmate's worker can read it, when it may (None
+    when it writes beneath its own folder alone: a private root, or Landlock)."""
+    if level() not in ("unprivileged", "limits") or landlock.abi():
+        return None
+    after = ("removed only when it ends" if level() == "unprivileged" else
+             "never removed (it has your uid, so nothing tells its files from yours)")
+    return (f"at the {level()} level of this machine a worker can write wherever any account may "
+            "(/tmp, /var/tmp, /dev/shm, /run/lock): this kernel has no Landlock (Linux 5.13 and "
+            "later, unless a container's own filter refuses it), so what it writes there a "
+            f"classmate's worker graded at the same time can read, and it is {after}; see "
             "docs/threat-model.md")
 
 
