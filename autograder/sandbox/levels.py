@@ -4,8 +4,10 @@
   private root file system holding only the Python installation, read-only, and the worker's
   folder, a size-limited tmpfs; a uid of its own.
 - `unprivileged` (root without CAP_SYS_ADMIN, as a default container): a uid of its own, so its
-  files, processes and folder are closed to every other worker.
-- `limits` (not root): resource limits only; the worker runs as the grader's own account.
+  files, processes and folder are closed to every other worker; it writes beneath its folder
+  alone, where the kernel has Landlock (`landlock.py`).
+- `limits` (not root): resource limits, and its writes kept to its folder where the kernel has
+  Landlock; the worker runs as the grader's own account.
 
 `level()` is the strongest level that works on this machine, found by starting a worker that
 does nothing, or `refused` when the grader is root and no unprivileged identity can run its
