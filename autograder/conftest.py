@@ -536,6 +536,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     partial = config.stash.get(DESELECTED, 0) > 0 or any(s.total == 0 for s in scores)
     reporter.write_sep("=", "score")
     reporter.write_line(scoring.table(scores, partial=partial, left_out=config.stash.get(DESELECTED, 0)))
+    if why := isolation.shared_writes():  # what this level does not keep from a classmate's worker
+        reporter.write_line(f"autograder: {why}", yellow=True)
     if path := config.getoption("--results-json"):
         reporter.write_line(f"results written to {path}")
     if REPROS in config.stash:

@@ -101,6 +101,11 @@ def unofficial() -> str | None:
     return linux_sandbox().open_network()
 
 
+def shared_writes() -> str | None:
+    """Where a worker here may leave what a classmate's can read, if it may (sandbox.shared_writes)."""
+    return None if portable() else linux_sandbox().shared_writes()
+
+
 def platform_name() -> str:
     """This machine's system, as a message names it."""
     if not sys.platform.startswith("linux"):

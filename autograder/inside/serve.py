@@ -46,7 +46,10 @@ class Shift:
 
     def __init__(self):
         self.value = 0.0
+
+
 COMPILED = {}  # (module name, source) -> code: a worker forked from a zygote finds them compiled
+INSTALLED = {}  # the sources of the scenario modules installed, once every one of them has run
 
 
 class Unplain(Exception):
@@ -153,9 +156,10 @@ def plain(x, depth=0):
 
 
 def install_scenarios(sources):
-    """Make the scenario modules importable as the package `scenarios`: each compiled once (a
-    worker forked from the zygote finds them compiled) and run afresh, every module after the
-    ones it imports from."""
+    """Make the scenario modules importable as the package `scenarios`: each compiled and run,
+    every module after the ones it imports from. A worker forked from the zygote finds them run
+    there and never used since, and does not run them again (`serve`)."""
+    INSTALLED.clear()
     package = types.ModuleType("scenarios")
     package.__path__ = []
     sys.modules["scenarios"] = package
@@ -171,6 +175,7 @@ def install_scenarios(sources):
         if code is None:
             code = COMPILED[name, source] = compile(source, f"<scenarios/{name}.py>", "exec")
         exec(code, sys.modules[f"scenarios.{name}"].__dict__)
+    INSTALLED.update(sources)
 
 
 RELATIVE_IMPORT = re.compile(r"^from \.(\w+) import", re.MULTILINE)
@@ -265,7 +270,8 @@ def serve(requests, answers):
     portable = boot.get("portable") is True
     mark = str(boot.get("mark", "")).encode()
     write_files(boot["files"])
-    install_scenarios(boot["scenarios"])
+    if boot["scenarios"] != INSTALLED:  # a forked worker has the zygote's, run and never used
+        install_scenarios(boot["scenarios"])
     shift = boot.get("shift", 0)
     if shift:  # pages mapped first move every arena that comes after; freed objects leave holes
         SHIFTED.append(bytearray(shift * 4096))

@@ -21,16 +21,27 @@ import sys
 from .cgroups import CpuClock, make_cgroups, own_wait
 from .confine import INSIDE, ROOT_LEVELS, rlimits
 from .errors import SandboxError
-from .folders import state_folder
+from .folders import left_behind, state_folder
 from .identities import allocate, release, take, uid_pool
-from .levels import CHOOSE_HELP, LEVELS, adopt, choose, exposed, level, open_network, refusal, require
+from .levels import (
+    CHOOSE_HELP,
+    LEVELS,
+    adopt,
+    choose,
+    exposed,
+    level,
+    open_network,
+    refusal,
+    require,
+    shared_writes,
+)
 from .spawn import Process, start, unread, warm, write
 from .sweeps import WORLD_WRITABLE, processes_of
 
 __all__ = ["CHOOSE_HELP", "INSIDE", "LEVELS", "ROOT_LEVELS", "WORLD_WRITABLE", "CpuClock", "Process",
-           "SandboxError", "adopt", "allocate", "choose", "exposed", "level", "make_cgroups",
+           "SandboxError", "adopt", "allocate", "choose", "exposed", "left_behind", "level", "make_cgroups",
            "open_network", "own_wait", "processes_of", "refusal", "release", "require", "rlimits",
-           "start", "state_folder", "take", "uid_pool", "unread", "warm", "write"]
+           "shared_writes", "start", "state_folder", "take", "uid_pool", "unread", "warm", "write"]
 
 # A Python started as `../.venv/bin/python` from a folder of the kit has a path through that
 # folder, which a worker's private root does not hold: every process the sandbox starts runs

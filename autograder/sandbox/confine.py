@@ -5,7 +5,8 @@ keeper as JSON: it holds no submission file, request or answer. In the keeper,
 `prepare_keeper` turns address randomisation off and makes the keeper the reaper of all the
 worker starts (and, when isolated, the parent of a new PID namespace); in the worker's own
 process, `confine_worker` gives it its private file system and network namespace (when
-isolated), its limits, its identity and its seccomp filter (`seccomp.py`: only the calls it
+isolated), its limits, its identity, the folder it may write to (`landlock.py`, when not
+isolated) and its seccomp filter (`seccomp.py`: only the calls it
 needs, where the machine has seccomp), for good: nothing it runs afterwards can take any of them back.
 """
 
@@ -21,7 +22,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from . import identities, seccomp, system
+from . import identities, landlock, seccomp, system
 
 if TYPE_CHECKING:
     from ..config import Limits
@@ -49,6 +50,7 @@ class Plan:
     answers: int  # the worker's end of its answer pipe
     command: list[str] | None  # what the worker execs; None: it serves in place (a forked worker)
     seccomp: str = ""  # the filter of seccomp.py to install, in hex ("": none can be installed here)
+    landlock: int = 0  # the Landlock version that keeps its writes to its folder (0: none, or isolated)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -102,6 +104,8 @@ def confine_worker(plan: Plan, keeper_alive: int) -> None:
     if plan.uid is not None:
         identities.become(plan.uid)
     system.prctl(system.PR_SET_NO_NEW_PRIVS, 1)
+    if plan.landlock:  # nothing written where a classmate's worker could read it, or that outlives it
+        landlock.restrict(plan.home, plan.landlock)
     if plan.seccomp:
         # only the calls it needs: no network, keyring or IPC, at every level, for all it will start
         seccomp.install(bytes.fromhex(plan.seccomp))

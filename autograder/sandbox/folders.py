@@ -3,9 +3,10 @@
 `state_folder()` holds the identity locks (`uids/`), the homes of workers that are not
 isolated (`homes/`, each of mode 700 and owned by its worker's uid), the mount point of the
 isolated workers' private roots (`root/`), and the list of what a worker left that could not be
-removed (`left`: each closed to every account, `set_aside`, and removed by the next grader that
-starts, `remove_left`). Each is owned by the grader's account and open to no one else's writes;
-a folder found otherwise is refused with SandboxError.
+removed (`left`: each closed to every account, `set_aside`; named in the bulk run's summary,
+`left_behind`; removed by the next grader that starts, `remove_left`). Each is owned by the
+grader's account and open to no one else's writes; a folder found otherwise is refused with
+SandboxError.
 """
 
 from __future__ import annotations
@@ -79,16 +80,25 @@ def set_aside(path: str | os.PathLike) -> None:
         listed.write(f"{os.path.abspath(path)}\n")
 
 
+def left_behind() -> list[str]:
+    """What workers left that could not be removed and is listed for the next grader's start
+    (`set_aside`), as the list stands now. Never raises."""
+    try:
+        listed = (state_folder() / "left").read_text()
+    except (OSError, SandboxError):
+        return []
+    return list(dict.fromkeys(line for line in listed.splitlines() if line))
+
+
 def remove_left() -> list[str]:
     """Remove what earlier workers left and could not be removed then (`set_aside`); what still
     cannot be removed, listed again and returned. Never raises."""
     try:
-        listed = state_folder() / "left"
-        paths = [line for line in listed.read_text().splitlines() if line]
-        listed.unlink()
+        paths = left_behind()
+        (state_folder() / "left").unlink()
     except (OSError, SandboxError):
         return []
-    still = [path for path in dict.fromkeys(paths) if not remove_tree(path)]
+    still = [path for path in paths if not remove_tree(path)]
     for path in still:
         set_aside(path)
     return still

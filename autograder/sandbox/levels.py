@@ -4,8 +4,10 @@
   private root file system holding only the Python installation, read-only, and the worker's
   folder, a size-limited tmpfs; a uid of its own.
 - `unprivileged` (root without CAP_SYS_ADMIN, as a default container): a uid of its own, so its
-  files, processes and folder are closed to every other worker.
-- `limits` (not root): resource limits only; the worker runs as the grader's own account.
+  files, processes and folder are closed to every other worker; it writes beneath its folder
+  alone, where the kernel has Landlock (`landlock.py`).
+- `limits` (not root): resource limits, and its writes kept to its folder where the kernel has
+  Landlock; the worker runs as the grader's own account.
 
 `level()` is the strongest level that works on this machine, found by starting a worker that
 does nothing, or `refused` when the grader is root and no unprivileged identity can run its
@@ -13,7 +15,8 @@ Python (submission code never runs as root). Nothing in the environment changes 
 level a worker's network, keyrings and IPC are closed where the machine allows it
 (`network_closed`), by a seccomp filter; `open_network` says why they are not, where they are not. It may be
 lowered only by name (`choose`, for the `--sandbox-level` option), and never to a level the
-machine cannot give nor to `limits` as root; `autograder bulk` hands the level it found to its
+machine cannot give nor to `limits` as root; `shared_writes` says where a worker's writes are
+not kept to its own folder; `autograder bulk` hands the level it found to its
 grading processes on their command line (`adopt`).
 """
 
@@ -24,7 +27,7 @@ import stat
 import sys
 from pathlib import Path
 
-from . import seccomp, spawn
+from . import landlock, seccomp, spawn
 from .confine import ROOT_LEVELS
 from .errors import SandboxError
 
@@ -118,6 +121,20 @@ def open_network() -> str | None:
             "answer with what comes back, so no official grading is made here. Fix: grade where "
             "libseccomp is installed (Debian and Ubuntu ship libseccomp2; pip install pyseccomp), "
             "in a container that allows seccomp (Docker's default profile does); see "
+            "docs/threat-model.md")
+
+
+def shared_writes() -> str | None:
+    """What a worker here may leave where a classmate's worker can read it, when it may (None
+    when it writes beneath its own folder alone: a private root, or Landlock)."""
+    if level() not in ("unprivileged", "limits") or landlock.abi():
+        return None
+    after = ("removed only when it ends" if level() == "unprivileged" else
+             "never removed (it has your uid, so nothing tells its files from yours)")
+    return (f"at the {level()} level of this machine a worker can write wherever any account may "
+            "(/tmp, /var/tmp, /dev/shm, /run/lock): this kernel has no Landlock (Linux 5.13 and "
+            "later, unless a container's own filter refuses it), so what it writes there a "
+            f"classmate's worker graded at the same time can read, and it is {after}; see "
             "docs/threat-model.md")
 
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cgroups, folders, identities, keeper, seccomp, zygote
+from . import cgroups, folders, identities, keeper, landlock, seccomp, zygote
 from .cgroups import CpuClock, make_cgroups
 from .confine import INSIDE, ROOT_LEVELS, Plan, python_paths
 from .errors import SandboxError
@@ -37,8 +37,9 @@ PIPE_SIZE, MAX_PIPE_SIZE = 1 << 16, 1 << 20  # a pipe's size, and the most any a
 
 def environment(home: str) -> dict[str, str]:
     """A worker's whole environment: nothing of the grader's but what NumPy's BLAS needs (and
-    Python reads it: one string hash secret for every worker, one layout for every fork)."""
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home,
+    Python reads it: one string hash secret for every worker, one layout for every fork); its
+    temporary files in its own folder, the one place it may write."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home, "TMPDIR": home,
            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # older OpenBLAS needs them here
@@ -159,7 +160,8 @@ def _start(level: str, limits: list[list[int]], scratch_mb: int, share: bool, fi
                     env=environment(INSIDE if home is None else str(home)),
                     channel=channel.keepers.fileno(), requests=request_read, answers=answer_write,
                     command=None if server else [*program, str(request_read), str(answer_write)],
-                    seccomp=seccomp.plan_program())
+                    seccomp=seccomp.plan_program(),
+                    landlock=0 if level == "isolated" else landlock.abi())
         if server is not None:
             # The zygote numbers the descriptors itself: a plan of the same length every time.
             server.fork(dataclasses.replace(plan, channel=-1, requests=-1, answers=-1),

@@ -169,12 +169,16 @@ def _is_folder(name: str, folder: int) -> bool:
 
 def _open_folder(name: str | os.PathLike, folder: int | None) -> int:
     """A descriptor of the folder `name` (in `folder`), opened to its owner first if its mode
-    shuts them out (a worker's own folder of mode 0, where the grader is not root)."""
+    shuts them out (a worker's own folder of mode 0 or 500, where the grader is not root)."""
     try:
-        return os.open(name, FOLDER_FLAGS, dir_fd=folder)
+        opened = os.open(name, FOLDER_FLAGS, dir_fd=folder)
     except PermissionError:
         os.chmod(name, 0o700, dir_fd=folder)  # a folder: checked by the caller, and its owner is dead
         return os.open(name, FOLDER_FLAGS, dir_fd=folder)
+    if os.fstat(opened).st_mode & 0o700 != 0o700:
+        with contextlib.suppress(OSError):
+            os.fchmod(opened, 0o700)  # what it holds can be removed only where its owner may write
+    return opened
 
 
 def _empty(top: int) -> None:

@@ -37,7 +37,7 @@ from ..escape import printable
 from ..parts import engines
 from ..questions import SecretError, make_secret, read_secret
 from ..runner import SealedReference, folder_digest, time_limit
-from . import adjustments, graders, lmsfiles, policies, reports, roster
+from . import adjustments, graders, lmsfiles, policies, reports, roster, summary
 from .gradebook import Entry, Gradebook, Score
 from .official import SOLUTIONS, Job, Official, disk_full, entry_for, grade, grader_version
 from .outcomes import CourseRecord, maximum
@@ -521,8 +521,9 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         entries, record = refused_held_back(entries, record, refused)
     state.phase = "writing the reports"
     try:
+        left = sandbox.left_behind()
         outcome = reports.write_all(out, entries, grading, args.lms_assignment, record, args.policy,
-                                    args.roster_read, args.by_hand)
+                                    args.roster_read, args.by_hand, left)
         kept_by_hand(out, args.by_hand, console)
     except reports.PreflightError as error:
         for line in error.scale:
@@ -542,6 +543,10 @@ def grade_class(args: argparse.Namespace, submissions: list[intake.Submission], 
         say(console, line, style="yellow")
     for line in outcome.scale:
         say(console, line)
+    for path in left:
+        say(console, f"{path}: {summary.LEFT_BEHIND}", style="yellow")
+    if why := sandbox.shared_writes():
+        say(console, why, style="yellow")
     failed = sum(e.status == "failed" for e in entries)
     held = " (held back: no grade in the LMS files)" if failed and not args.zeros else ""
     without = ""

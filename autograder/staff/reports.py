@@ -60,12 +60,13 @@ class PreflightError(Exception):
 def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str = LMS_COLUMN,
               record: Mapping[str, tuple[dict[str, float], float]] | None = None,
               policy: Policy | None = None, roster: Roster | None = None,
-              by_hand: adjustments.ByHand | None = None) -> Outcome:
+              by_hand: adjustments.ByHand | None = None, left: list[str] | None = None) -> Outcome:
     """Every report of the run, once every LMS file has passed the pre-flight check (raises
     PreflightError, having written nothing, when one has not). `record`, in an nbgrader course,
     is nbgrader's grade of each submission by source (`submitted/<student>`): points per part
     and the late penalty, which grades.csv and the import files then hold in place of the kit's.
-    `by_hand`, the run's adjustments and extensions, applies to every report alike."""
+    `by_hand`, the run's adjustments and extensions, applies to every report alike. `left`: what
+    workers left that could not be removed, named in the summary."""
     policy = policy or Policy()
     entries = by_hand.apply(entries, grading) if by_hand is not None else entries
     counted, several = by_student(entries)
@@ -109,7 +110,8 @@ def write_all(out: Path, entries: list[Entry], grading: Grading, lms_column: str
     write_failures(out / "failures.jsonl", entries, several, grading)
     stats = {student: entry for student, entry in counted.items() if student in outcome.grades}
     write_summary(out, stats, entries, several, grading, names, nbgrader=record is not None,
-                  lms=summary_section(outcome) + (by_hand.summary(outcome.grades) if by_hand else []))
+                  lms=summary_section(outcome) + (by_hand.summary(outcome.grades) if by_hand else []),
+                  left=left)
     return outcome
 
 

@@ -21,6 +21,10 @@ from .outcomes import grade_of, maximum, passed, points
 from .pages import inline, number, page, put, table
 
 OLD_PLOTS = ("totals.png", "parts.png", "misconceptions.png")  # summary.html holds its plots now
+# What a worker left and the sweep could not remove: said of each in the console and the summary.
+LEFT_BEHIND = ("left by a worker and could not be removed: closed to every account meanwhile, so that "
+               "no later worker reaches it, and no grade changes for it; the next grading on this "
+               "machine removes it (else remove it by hand)")
 
 
 @dataclass
@@ -52,10 +56,11 @@ def class_numbers(counted: dict[str, Entry], grading: Grading) -> ClassNumbers:
 
 def write_summary(out: Path, counted: dict[str, Entry], entries: list[Entry], several: dict[str, list[Entry]],
                   grading: Grading, names: dict[str, str], nbgrader: bool = False,
-                  lms: list[str] | None = None) -> None:
+                  lms: list[str] | None = None, left: list[str] | None = None) -> None:
     """summary.html, its plots inside it. Every statistic counts the same students, those with
     a grade in grades.csv: a submission that could not be graded counts as zero in the mean and
-    the pass rates alike. The misconceptions come from the graded ones."""
+    the pass rates alike. The misconceptions come from the graded ones. `left`: what workers
+    left on this machine that could not be removed."""
     numbers = class_numbers(counted, grading)
     plots = figures(numbers.totals, maximum(grading), numbers.pass_rates, numbers.frequent)
     images = {name: png(figure) for name, figure in plots.items()}
@@ -69,6 +74,7 @@ def write_summary(out: Path, counted: dict[str, Entry], entries: list[Entry], se
     body += summary_timeouts(entries)
     body += summary_not_read(entries, names)
     body += lms or []
+    body += summary_left(left or [])
     body.append("<h2>Students</h2>")
     body.append(table(["student", "source", "total", "status"],
                       [[link(names[e.source]), html(e.source), number(t), escape(e.status)]
@@ -159,6 +165,14 @@ def summary_not_read(entries: list[Entry], names: dict[str, str]) -> list[str]:
         return []
     return ["<h2>Files not read from zips</h2><p>Each student is told in their feedback.</p>",
             table(["source", "student", "files passed over, and why"], rows)]
+
+
+def summary_left(left: list[str]) -> list[str]:
+    """What workers left that could not be removed: no grade changes for it."""
+    if not left:
+        return []
+    return [f"<h2>Left by workers</h2><p>Each of these was {LEFT_BEHIND}.</p>",
+            table(["path"], [[html(path)] for path in left])]
 
 
 def summary_timeouts(entries: list[Entry]) -> list[str]:

@@ -22,6 +22,7 @@ import ctypes
 import os
 import re
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -203,3 +204,39 @@ def _trees() -> list[str]:
     homes = sandbox.state_folder() / "homes"
     found = [str(path) for top in ("/tmp", "/dev/shm") for path in Path(top).glob("autograder-deep-*")]
     return sorted(found + [str(path) for path in homes.glob("*/autograder-deep-*")])
+
+
+# In a mount namespace of its own, with a state folder of its own: a leftover no removal can
+# take (a mount point) listed as a worker's, a bulk run, then the leftover freed and another run.
+LEFTOVER_RUNS = """
+set -e
+mount -t tmpfs -o mode=0711 tmpfs "$STATE"
+mkdir -p "$LEFT"
+mount -t tmpfs tmpfs "$LEFT"
+echo "$LEFT" > "$STATE/left"
+"$@" -o "$OUT/first"
+umount "$LEFT"
+"$@" -o "$OUT/second"
+echo "LEFT AFTER: $(test -e "$LEFT" && echo there || echo gone) $(cat "$STATE/left" 2>/dev/null || echo none)"
+"""
+
+
+def test_a_leftover_that_cannot_be_removed_is_reported_and_removed_by_the_next_start(tmp_path):
+    """The grades stand, the bulk run's console and summary name the leftover, and the next run
+    (once it can be removed) removes it and names nothing."""
+    klass = tmp_path / "class"
+    shutil.copytree(KIT / "solutions", klass / "correct")
+    left, out = tmp_path / "worker-left", tmp_path / "out"
+    env = {**os.environ, "STATE": str(sandbox.state_folder()), "LEFT": str(left), "OUT": str(out)}
+    run = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", LEFTOVER_RUNS,
+                          "runs", sys.executable, "-c", BULK, "bulk", str(klass), "--jobs", "1"],
+                         cwd=KIT, env=env, capture_output=True, text=True, timeout=600)
+    said = run.stdout + run.stderr
+    assert run.returncode == 0 and "LEFT AFTER: gone none" in said, said[-3000:]
+    for folder in ("first", "second"):
+        with (out / folder / "grades.csv").open(newline="", encoding="utf-8") as grades:
+            assert [row["total"] for row in csv.DictReader(grades)] == ["102"]
+    first, second = ((out / folder / "summary.html").read_text() for folder in ("first", "second"))
+    assert str(left) in first and "left by a worker and could not be removed" in first
+    assert str(left) not in second and "left by a worker" not in second
+    assert said.count(f"{left}: left by a worker and could not be removed") == 1, said[-3000:]

@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,29 @@ def test_what_cannot_be_removed_is_closed_and_removed_at_the_next_start(tmp_path
     monkeypatch.setattr(folders, "state_folder", lambda: state)
     assert folders.remove_left() == []
     assert not left.exists() and not (state / "left").exists()
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming another account needs root")
+def test_a_folder_closed_to_writing_is_removed_by_its_owner():
+    """At the limits level the grader is the worker's own account, not root: a folder of mode 500
+    with a file in it (made by the worker, whose account it is) once stopped the removal of its
+    home for good, at the end of the worker and at every later start."""
+    base = Path(tempfile.mkdtemp(prefix="autograder-removal-"))  # the grader's temporary folder
+    home = base / "home"
+    (home / "closed" / "deeper").mkdir(parents=True)
+    (home / "closed" / "engine.py").write_text("a classmate's answers")
+    for path in (base, home, home / "closed", home / "closed" / "deeper", home / "closed" / "engine.py"):
+        os.chown(path, NOBODY, NOBODY)
+    (home / "closed").chmod(0o500)
+    try:
+        os.seteuid(NOBODY)
+        try:
+            removed = sweeps.remove_tree(home)
+        finally:
+            os.seteuid(0)
+        assert removed and not home.exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
