@@ -276,13 +276,13 @@ def test_a_trick_in_backward_costs_only_what_calls_backward(bench, trick):
 
 
 def test_where_an_error_happened_is_found_without_reading_every_frame_of_its_traceback(tmp_path, monkeypatch):
-    """The worker's report of an exception names the submission's last line it passed through.
-    A recursion's traceback holds 20,000 frames; looking up the source line of every one of
-    them took half of a scenario's CPU time limit, so that under load the answer came back a
-    timeout, without the word RecursionError. Only the line named is read now."""
-    child = (KIT / "autograder" / "inside" / "serve.py").read_text(encoding="utf-8")
-    worker: dict = {"__name__": "serve"}  # imported, not run: main() is not called
-    exec(compile(child, "serve.py", "exec"), worker)
+    """The worker's report of an exception names the submission's last line it passed through
+    (scenarios/common.py's `where`, which serve.py asks too). A recursion's traceback holds
+    20,000 frames; reading each of them took a case's CPU time limit, so that the answer came
+    back a timeout, without the word RecursionError. It is sought from the deepest frame up,
+    and only the line named is read."""
+    from autograder.inside.scenarios import common
+
     submission = tmp_path / "value.py"
     submission.write_text("def down(n):\n    return down(n + 1)\n", encoding="utf-8")
     module: dict = {}
@@ -299,8 +299,25 @@ def test_where_an_error_happened_is_found_without_reading_every_frame_of_its_tra
     real = linecache.getline
     monkeypatch.setattr(linecache, "getline", lambda *args: looked_up.append(args) or real(*args))
     monkeypatch.chdir(tmp_path)
-    assert worker["where"](raised) == "value.py, line 2: return down(n + 1)"
+    assert common.where(raised) == "value.py, line 2: return down(n + 1)"
     assert len(looked_up) == 1
+
+
+def test_a_recursion_ends_its_scenario_at_the_first_case(monkeypatch):
+    """Each case of a scenario that recursed without end would spend the CPU time of a 20,000-
+    frame recursion: the first RecursionError (or MemoryError) is the scenario's answer."""
+    from autograder.inside.scenarios import common
+
+    calls = []
+
+    def observe() -> dict:
+        calls.append(1)
+        raise RecursionError("maximum recursion depth exceeded")
+
+    with pytest.raises(RecursionError):
+        [common.case({"x": x}, observe) for x in range(5)]
+    assert len(calls) == 1
+    assert common.case({"x": 1}, lambda: 1 / 0)["raised"]["type"] == "ZeroDivisionError"
 
 
 def _alive(uid: int) -> bool:

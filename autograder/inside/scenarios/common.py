@@ -84,25 +84,30 @@ def pairs(seed: int, count: int, low: float, high: float, avoid: float = 0.0,
 
 def describe(error: BaseException) -> dict:
     """An exception as plain data: its type, its message, and the last line of the
-    submission's own code (a file of the worker's folder) it passed through."""
+    submission's own code it passed through (`where`)."""
     try:
         text = str.__str__(str(error))[:2000]
     except Exception:  # noqa: BLE001 - a submission's exception may fail to print
         text = ""
-    # Only the last line of the submission's is looked up (as serve.py's `where` does): a
-    # recursion's traceback holds 20,000 frames, and extracting them all takes longer than a
-    # case's limit, which turned the student's RecursionError into a timeout.
-    here, last, step = os.getcwd(), None, error.__traceback__
+    return {"type": type(error).__name__, "message": text, "where": where(error)}
+
+
+def where(error: BaseException) -> str:
+    """The last line of the submission's own code (a file of the worker's folder) that `error`
+    passed through, as `value.py, line 12: return down(n + 1)`, or "". Sought from the deepest
+    frame up, and only that line read: a recursion's traceback holds 20,000 frames, and reading
+    each of them took more CPU time than a case's limit leaves (the error became a timeout)."""
+    steps, step = [], error.__traceback__
     while step is not None:
-        if step.tb_frame.f_code.co_filename.startswith(here):
-            last = step
+        steps.append(step)
         step = step.tb_next
-    where = ""
-    if last is not None:
-        filename = last.tb_frame.f_code.co_filename
-        line = linecache.getline(filename, last.tb_lineno).strip()
-        where = f"{os.path.basename(filename)}, line {last.tb_lineno}: {line}"
-    return {"type": type(error).__name__, "message": text, "where": where}
+    here = os.getcwd()
+    for step in reversed(steps):
+        filename = step.tb_frame.f_code.co_filename
+        if filename.startswith(here):
+            line = linecache.getline(filename, step.tb_lineno).strip()
+            return f"{os.path.basename(filename)}, line {step.tb_lineno}: {line}"
+    return ""
 
 
 @dataclass
@@ -159,6 +164,8 @@ def case(inputs: dict, observe: Callable[[], dict]) -> dict:
     _request.notes.clear()
     try:
         found = observe()
+    except (RecursionError, MemoryError):
+        raise  # the scenario's answer: every case would spend its time exhausting the same limit
     except Exception as error:  # noqa: BLE001 - whatever the submission raises is the answer
         return {"inputs": {**inputs, **_request.notes}, "raised": describe(error)}
     finally:
