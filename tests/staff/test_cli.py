@@ -17,6 +17,7 @@ from support.shape import GRADED, SAMPLE
 
 from autograder import intake
 from autograder.config import parse
+from autograder.questions import make_secret
 from autograder.staff import bulk, reports
 from autograder.staff.gradebook import Gradebook
 from staff.test_bulk import (
@@ -102,8 +103,10 @@ def test_a_broken_grading_toml_is_one_line_naming_the_fix(tmp_path, capsys, monk
 def test_a_damaged_gradebook_or_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch, reference_cache):
     klass = one_engine_class(tmp_path / "class", {"una": SOURCE})
     out = outdir(tmp_path / "out", reference_cache)
+    secret = tmp_path / "grading.secret"  # made beforehand: a first run would say it made one
+    make_secret(secret)
     (out / "gradebook.sqlite").write_bytes(b"not a database, but long enough to be read as one" * 40)
-    assert bulk_run(klass, out) == 2
+    assert bulk_run(klass, out, "--secret", str(secret)) == 2
     assert error_lines(capsys.readouterr().err) == [
         f"autograder bulk: {out}/gradebook.sqlite: not a gradebook this kit can read (file is not a "
         "database); move it away, or give -o a folder of its own"]
@@ -116,14 +119,14 @@ def test_a_damaged_gradebook_or_a_full_disk_is_one_line(tmp_path, capsys, monkey
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(Gradebook, "record", disk_full)
-    assert bulk_run(klass, out) == 2
+    assert bulk_run(klass, out, "--secret", str(secret)) == 2
     assert error_lines(capsys.readouterr().err) == [
         f"autograder bulk: {out}/gradebook.sqlite: could not be written (database or disk is full); what is "
         "in it is whole: make room, then run the same command again to grade the rest"]
     monkeypatch.undo()
 
     monkeypatch.setattr(reports, "write_all", full)
-    assert bulk_run(klass, out) == 2
+    assert bulk_run(klass, out, "--secret", str(secret)) == 2
     assert error_lines(capsys.readouterr().err) == [
         f"autograder bulk: the reports could not be written into {out} ([Errno 28] No space left on device); "
         "every grade is in the gradebook: make room or fix the folder, then run the same command again"]
