@@ -45,10 +45,7 @@ class Shift:
 
     def __init__(self):
         self.value = 0.0
-
-
 COMPILED = {}  # (module name, source) -> code: a worker forked from a zygote finds them compiled
-INSTALLED = {}  # the sources of the scenario modules installed, once every one of them has run
 
 
 class Unplain(Exception):
@@ -155,10 +152,9 @@ def plain(x, depth=0):
 
 
 def install_scenarios(sources):
-    """Make the scenario modules importable as the package `scenarios`: each compiled and run,
-    every module after the ones it imports from. A worker forked from the zygote finds them run
-    there and never used since, and does not run them again (`serve`)."""
-    INSTALLED.clear()
+    """Make the scenario modules importable as the package `scenarios`: each compiled once (a
+    worker forked from the zygote finds them compiled) and run afresh, every module after the
+    ones it imports from."""
     package = types.ModuleType("scenarios")
     package.__path__ = []
     sys.modules["scenarios"] = package
@@ -174,7 +170,6 @@ def install_scenarios(sources):
         if code is None:
             code = COMPILED[name, source] = compile(source, f"<scenarios/{name}.py>", "exec")
         exec(code, sys.modules[f"scenarios.{name}"].__dict__)
-    INSTALLED.update(sources)
 
 
 RELATIVE_IMPORT = re.compile(r"^from \.(\w+) import", re.MULTILINE)
@@ -259,8 +254,7 @@ def serve(requests, answers):
     portable = boot.get("portable") is True
     mark = str(boot.get("mark", "")).encode()
     write_files(boot["files"])
-    if boot["scenarios"] != INSTALLED:  # a forked worker has the zygote's, run and never used
-        install_scenarios(boot["scenarios"])
+    install_scenarios(boot["scenarios"])
     shift = boot.get("shift", 0)
     if shift:  # pages mapped first move every arena that comes after; freed objects leave holes
         SHIFTED.append(bytearray(shift * 4096))

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import gc
 import linecache
 import os
 import signal
@@ -111,7 +110,6 @@ def serve() -> None:
     system.prctl(system.PR_SET_DUMPABLE, 0)  # no worker of this account may trace it or read it
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # its keepers are reaped by the kernel
     _rehearse()
-    gc.freeze()  # no worker's collection walks (and so copies) the pages of what the zygote holds
     server = socket.socket(fileno=0)
     while True:
         message, descriptors = _next(server)
