@@ -13,8 +13,12 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 from support import KIT
+
+from autograder import config
+from autograder.datasets import grading_data
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
@@ -99,6 +103,45 @@ def test_moons_is_deterministic(reference, training, datasets):
     assert runs[0] == runs[1]
     other_seed = training.train_moons(reference.value, X, y, steps=5, seed=4)
     assert other_seed["losses"] != runs[0]["losses"]
+
+
+def units_shut_after_open(training, value: ModuleType, X: list, y: list, seed: int) -> int:
+    """How many hidden units of the graded moons run (the reference's engine) are open for some
+    point at one step and shut for every point at a later one."""
+    model = training.MLP(value, [2, 8, 8, 1], np.random.default_rng(seed))
+    params, targets = model.parameters(), [2.0 * label - 1.0 for label in y]
+    opened, shut_later = set(), set()
+    for _ in range(5):
+        inputs = [[float(v) for v in point] for point in X]
+        for index, layer in enumerate(model.layers[:-1]):
+            sums = [[float(n.bias.data) + sum(float(w.data) * v for w, v in zip(n.weights, row))
+                     for n in layer] for row in inputs]
+            for unit in range(len(layer)):
+                if any(row[unit] > 0 for row in sums):
+                    opened.add((index, unit))
+                elif (index, unit) in opened:
+                    shut_later.add((index, unit))
+            inputs = [[max(v, 0.0) for v in row] for row in sums]
+        training._logistic_step(value, model, params, X, targets, 1.0)
+    return len(shut_later)
+
+
+def test_a_relu_that_cuts_shut_units_out_trains_as_the_reference(reference, training):
+    """An engine whose relu returns its input where it is open and a fresh constant where it is
+    shut has every value and gradient right, so the moons run is the reference's at every seed,
+    also where a unit opened at one step is shut for the whole batch at a later one: zero_grad()
+    then reaches its weights only through the run's own term. value.relu grades that engine."""
+    cuts = load(KIT / "tests" / "engines" / "value" / "bug_relu_cuts_shut_units.py")
+    data = grading_data("moons")
+    seeds = (13, 38)  # of seeds 0 to 39, where a run without the term departed from the reference
+    assert all(units_shut_after_open(training, reference.value, **data, seed=seed) for seed in seeds)
+    tolerance = config.load().tolerances.named("training")
+    for seed in seeds:
+        expected = training.train_moons(reference.value, **data, steps=5, lr=1.0, seed=seed, hidden=8)
+        got = training.train_moons(cuts, **data, steps=5, lr=1.0, seed=seed, hidden=8)
+        assert got["accuracy"] == expected["accuracy"] and all(
+            tolerance.close(g, e) for g, e in zip(got["losses"], expected["losses"], strict=True)), (
+            f"seed {seed}: {got} != {expected}")
 
 
 # --- Digits on the tensor engine -----------------------------------------------------------------
