@@ -67,7 +67,8 @@ def pairs(seed: int, count: int, low: float, high: float, avoid: float = 0.0,
           margin: float = 0.0) -> list[tuple[float, float]]:
     """`count` seeded pairs (a, b) for a range that holds both signs around `avoid` (low < avoid
     < high): each of a and b takes one number from each slice of the range (`uniform`), and
-    every combination of their sides of `avoid` comes about count/4 times, whatever the seed."""
+    every combination of their sides of `avoid` comes about count/4 times, whatever the seed. No
+    pair's a and b are equal, nor a the reciprocal of b (`apart`)."""
     firsts, seconds = uniform(seed, count, low, high, avoid, margin), uniform(seed + 1, count, low, high,
                                                                                avoid, margin)
     below = [b for b in seconds if b < avoid]
@@ -78,8 +79,23 @@ def pairs(seed: int, count: int, low: float, high: float, avoid: float = 0.0,
         for index, a in enumerate(side):
             partners = below if (index < half and below) or not above else above
             found.append((a, partners.pop()))
+    for index, (a, b) in enumerate(found):  # b's side of `avoid` kept, so each combination's count too
+        if not apart(a, b):
+            other = next((j for j, (c, d) in enumerate(found)
+                          if (d < avoid) == (b < avoid) and apart(a, d) and apart(c, b)), None)
+            if other is not None:
+                found[index], found[other] = (a, found[other][1]), (found[other][0], b)
     random.Random(seed + 2).shuffle(found)
     return found
+
+
+def apart(a: float, b: float) -> bool:
+    """Do a and the nodes an engine may make of b (b, and b ** -1 for a quotient) hold different
+    data? An engine that compares values by data merges two distinct nodes with equal data: the
+    cases built to ask that ask it at every seed, and a pair drawn at random never does (the
+    slices of `uniform` nearest a kink give a and b the same number). The suites' own pairs keep
+    the same rule (suites/draws.py)."""
+    return a != b and (b == 0 or a != 1 / b)
 
 
 def describe(error: BaseException) -> dict:
