@@ -285,6 +285,9 @@ def ids(out: Path) -> dict[str, int]:
 # busy the machine, and the signal lands where the test says.
 WAITING = """
 import functools, importlib, signal, sys
+# Ctrl-C raises KeyboardInterrupt, as in a terminal, even where this test run was started with
+# SIGINT ignored (a background job of a shell, or nohup), which every child would inherit.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 where, count = sys.argv[1], int(sys.argv[2])
 module, _, name = where.partition(":")
 holder = importlib.import_module(module)
