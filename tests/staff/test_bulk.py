@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from support.autograding import autograde_folder
-from support.corpus import CORPUS, SET_PARENTS, build
+from support.corpus import CORPUS, SET_PARENTS, Submission, build
 
 from autograder.config import load
 from autograder.escape import markdown
@@ -33,7 +33,7 @@ from autograder.staff.gradebook import Entry, Gradebook, Score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from make_class import make_class  # noqa: E402 - examples/ is a folder of scripts, not a package
-from support import KIT
+from support import EXHAUSTIVE, KIT
 from support.shape import SAMPLE, broken, points_of, reference, scored
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
@@ -460,12 +460,22 @@ def test_a_grading_process_outlives_the_thread_that_started_it(tmp_path):
         grader.process.wait()
 
 
+def one_of_each_kind(corpus: tuple[Submission, ...]) -> tuple[Submission, ...]:
+    """Three correct engines, and one bug for each set of parts a bug of the corpus costs (one that
+    keeps its parents in a set where there is one): every kind of score and message."""
+    kinds: dict[frozenset, Submission] = {}
+    for entry in sorted((e for e in corpus if not e.correct), key=lambda e: SET_PARENTS not in e.edits):
+        kinds.setdefault(entry.loses, entry)
+    return (*[e for e in corpus if e.correct][:3], *kinds.values())
+
+
 def test_bulk_grades_what_pytest_autograder_grades(tmp_path, reference_cache):
-    """The grading processes that stay give every submission of the corpus exactly the scores
-    and messages that `pytest autograder` gives it, one process per submission, given the same
-    secret: the same questions."""
+    """The grading processes that stay give every submission exactly the scores and messages that
+    `pytest autograder` gives it, one process per submission, given the same secret: the same
+    questions. One entry of each kind of the corpus; --exhaustive grades every entry."""
+    corpus = CORPUS if EXHAUSTIVE else one_of_each_kind(CORPUS)
     klass = tmp_path / "class"
-    for entry in CORPUS:
+    for entry in corpus:
         build(entry, KIT / "solutions", klass / entry.name)
     out = outdir(tmp_path / "out", reference_cache)
     secret = tmp_path / "grading.secret"
@@ -481,8 +491,8 @@ def test_bulk_grades_what_pytest_autograder_grades(tmp_path, reference_cache):
         return autograde_folder(klass / entry.name, tmp_path / f"{entry.name}.json", *official, env={})
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        by_itself = dict(zip((entry.name for entry in CORPUS), pool.map(alone, CORPUS)))
-    for entry in CORPUS:
+        by_itself = dict(zip((entry.name for entry in corpus), pool.map(alone, corpus)))
+    for entry in corpus:
         expected = {part: (e["score"], "" if e["score"] >= e["max_score"] else e["output"])
                     for part, e in by_itself[entry.name].items()}
         assert graded[entry.name].keys() == expected.keys(), entry.name
