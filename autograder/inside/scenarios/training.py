@@ -63,7 +63,7 @@ def _logistic_step(value: ModuleType, model: MLP, params: list, X: list, targets
         total = total + (1.0 + (-score * t).exp()).log()
     # Every parameter joins the graph times zero: the loss keeps its value, and zero_grad() reaches
     # the weights of a unit that ReLU shut for the whole batch. Whether a relu keeps its unit in the
-    # graph is value.relu's question; without this, the run would ask it at one seed in five.
+    # graph is value.relu's question; without this term, the run asked it at some seeds only.
     for p in params:
         total = total + p * 0.0
     loss = total * (1.0 / len(X))  # multiply rather than divide: the run needs no __truediv__
