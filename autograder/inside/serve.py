@@ -45,6 +45,8 @@ class Shift:
 
     def __init__(self):
         self.value = 0.0
+
+
 COMPILED = {}  # (module name, source) -> code: a worker forked from a zygote finds them compiled
 
 
