@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -270,6 +271,7 @@ class Pool:
         for grader in idle:
             grader.close()
             grader.process.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 _pools: list[Pool] = []

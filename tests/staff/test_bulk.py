@@ -460,6 +460,18 @@ def test_a_grading_process_outlives_the_thread_that_started_it(tmp_path):
         grader.process.wait()
 
 
+def test_a_pool_of_grading_processes_leaves_no_folder_once_closed(tmp_path):
+    """The pool that mutation testing and the kit's tests lend out keeps its graders' scratch in a
+    temporary folder of its own; closing the pool removes it, after the graders are gone."""
+    pool = graders.Pool()
+    try:
+        code = pool.grade(["--collect-only", "-q", "-p", "no:cacheprovider"], tmp_path / "collect.log", 60.0)
+        assert code == 0 and pool.scratch.is_dir(), (tmp_path / "collect.log").read_text()
+    finally:
+        pool.close()
+    assert not pool.scratch.exists()
+
+
 def one_of_each_kind(corpus: tuple[Submission, ...]) -> tuple[Submission, ...]:
     """Three correct engines, and one bug for each set of parts a bug of the corpus costs (one that
     keeps its parents in a set where there is one): every kind of score and message."""
