@@ -7,46 +7,71 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..config import KIT_ROOT
 from .check import findings
-from .release import ReleaseError, build_gradescope, build_student, building
+from .release import ReleaseError, SuiteTest, build_gradescope, build_student, building, prepare
+
+# Every release, by the name `autograder release all` gives it in its folder.
+EVERY = {"student": "student", "classroom": "classroom", "nbgrader": "nbgrader",
+         "gradescope": "autograder.zip"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `autograder release`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("target", choices=("student", "classroom", "gradescope", "nbgrader"),
-                        help="what to build")
+    parser.add_argument("target", choices=(*EVERY, "all"),
+                        help="what to build; all: each of them, checked once, into one folder")
     parser.add_argument("-o", "--output", type=Path, required=True,
-                        help="a new folder (student, classroom, nbgrader) or a .zip file (gradescope)")
+                        help="a new folder (student, classroom, nbgrader, all) or a .zip file (gradescope)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `autograder release` after `autograder check`; returns the exit status."""
+    targets = EVERY if args.target == "all" else {args.target: args.output}
     try:
+        if "nbgrader" in targets:
+            notebooks()  # before the check, which takes a while
+        if args.target == "all":
+            prepare(args.output)
         found = findings(KIT_ROOT)
         if found.errors:
             raise ReleaseError("`autograder check` finds the kit inconsistent; fix these first:\n  "
                                + "\n  ".join(found.errors))
         for warning in found.warnings:
             print(f"autograder release: warning: {warning}", file=sys.stderr)
-        if args.target == "gradescope":
-            build_gradescope(KIT_ROOT, args.output, found.tests)
-        elif args.target == "nbgrader":
-            try:  # nbformat and nbgrader are extras: load them only here
-                from .nbgrader_course import write_notebooks
-            except ImportError as error:
-                raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
-                                   "pip install -e '.[nbgrader]'") from None
-            with building(args.output) as folder:
-                write_notebooks(KIT_ROOT, folder)
+        if args.target == "all":
+            with building(args.output) as folder:  # all of them, or none
+                for target, name in EVERY.items():
+                    build(target, folder / name, found.tests)
         else:
-            with building(args.output) as folder:
-                build_student(KIT_ROOT, folder, classroom=args.target == "classroom", tests=found.tests)
+            build(args.target, args.output, found.tests)
     except ReleaseError as error:
         print(f"autograder release: {error}", file=sys.stderr)
         return 1
-    print(f"{args.target} release written to {args.output}")
+    print(f"{args.target} release{'s' if args.target == 'all' else ''} written to {args.output}")
     return 0
+
+
+def build(target: str, out: Path, tests: list[SuiteTest]) -> None:
+    """Build the release `target` into `out`, with the suites' tests as check collected them."""
+    if target == "gradescope":
+        build_gradescope(KIT_ROOT, out, tests)
+    elif target == "nbgrader":
+        with building(out) as folder:
+            notebooks()(KIT_ROOT, folder)
+    else:
+        with building(out) as folder:
+            build_student(KIT_ROOT, folder, classroom=target == "classroom", tests=tests)
+
+
+def notebooks() -> Callable[[Path, Path], None]:
+    """nbgrader_course.write_notebooks; raises ReleaseError where nbgrader is not installed."""
+    try:  # nbformat and nbgrader are extras: load them only here
+        from .nbgrader_course import write_notebooks
+    except ImportError as error:
+        raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
+                           "pip install -e '.[nbgrader]'") from None
+    return write_notebooks

@@ -189,6 +189,28 @@ def test_without_the_staff_extra_only_what_needs_it_refuses_in_one_line(command,
         assert done.returncode == 0 and done.stdout.startswith("usage: autograder " + command), done.stderr
 
 
+def test_release_all_refuses_at_once_what_it_could_not_finish(tmp_path):
+    """`autograder release all` builds the four releases after one check, all or none: into a folder
+    that holds something, or without nbgrader, it says so in one line before the check starts."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine", encoding="utf-8")
+
+    def release_all(*program: str, out: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *program, "release", "all", "-o", str(out)], cwd=KIT,
+                              capture_output=True, text=True, timeout=RUN_SECONDS)
+
+    done = release_all("-m", "autograder.staff.cli", out=tmp_path / "out")
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        f"autograder release: {tmp_path / 'out'} already exists and is not an empty folder; choose a new "
+        "path or remove it first"], done.stderr
+    assert [path.name for path in (tmp_path / "out").iterdir()] == ["notes.txt"]
+    done = release_all("-c", WITHOUT_EXTRAS, out=tmp_path / "new")
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "the nbgrader notebooks need nbgrader" in done.stderr, done.stderr
+    assert "pip install -e '.[nbgrader]'" in done.stderr
+    assert not (tmp_path / "new").exists()
+
+
 def test_mutate_where_mutation_testing_is_not_installed_says_how_to_install_it():
     """mutants/ sits beside the grader, installed by the editable install with the dev extra: an
     install made before it existed, or without it, gets one line that says how."""

@@ -26,6 +26,7 @@ from staff.test_authoring import (
     autograder,
     consistent,
     copy_of_the_kit,
+    every_release,
     problems,
     set_key,
     totals,
@@ -39,18 +40,6 @@ pytestmark = pytest.mark.slow  # each change grades the reference, and builds ev
 @pytest.fixture
 def kit(tmp_path: Path) -> Path:
     return copy_of_the_kit(tmp_path / "kit")
-
-
-def every_release(kit: Path, out: Path) -> dict[str, Path]:
-    """Every release of the copy, built by `autograder release`; each must build."""
-    built = {target: out / target for target in ("student", "classroom", "nbgrader")}
-    built["gradescope"] = out / "autograder.zip"
-    for target, where in built.items():
-        done = autograder(kit, "release", target, "-o", str(where))
-        assert done.returncode == 0 and where.exists(), done.stdout + done.stderr
-    assert not (built["student"] / ".github").exists()  # only the Classroom release has a workflow
-    assert (built["classroom"] / ".github" / "workflows" / "classroom.yml").is_file()
-    return built
 
 
 def add_table(kit: Path, table: str) -> None:
