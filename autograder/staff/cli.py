@@ -13,6 +13,9 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+# What check, release and bulk read and write notebooks with imports fast (autograder/notebook.py).
+sys.modules.setdefault("rfc3987_syntax", None)
+
 
 @dataclass(frozen=True)
 class Command:

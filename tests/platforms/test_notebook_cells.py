@@ -4,6 +4,9 @@ restructure it. Built from edited copies of the reference, without nbgrader's co
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
@@ -69,3 +72,13 @@ def test_a_stub_no_answer_cell_can_hold_is_refused_with_how_to_restructure_it(tm
     with pytest.raises(NotebookError) as refused:
         build_notebook(kit, "tensor", load())
     assert str(refused.value).startswith(f"{path}, line ") and said in str(refused.value)
+
+
+def test_a_process_that_reads_notebooks_leaves_out_jsonschemas_iri_parsers():
+    """nbformat's jsonschema would build rfc3987_syntax's parsers on import, for a format no notebook
+    uses: seconds of CPU in every check, release and notebook grading. The grader keeps them out."""
+    for entry in ("autograder.notebook", "autograder.staff.cli, autograder.staff.nbgrader_course"):
+        probe = f"import sys, {entry}; print(sys.modules.get('rfc3987_syntax'))"  # a grading cell; the staff
+        done = subprocess.run([sys.executable, "-c", probe], cwd=KIT, capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 0 and done.stdout.strip() == "None", (entry, done.stdout + done.stderr)
