@@ -451,10 +451,14 @@ def test_a_killed_grader_takes_its_workers_with_it(place, level, how):
          "--reference=" + str(place["sealed"])],
         cwd=KIT, env={**os.environ, **extra}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
+    def its_workers() -> list[tuple[int, int]]:  # not those of another grader on this machine
+        mine = descendants()
+        return [(pid, uid) for pid, uid in worker_processes() if pid in mine]
+
     deadline = time.monotonic() + 60
-    while len(worker_processes()) < 2 and time.monotonic() < deadline:  # a hanging worker and its child
+    while len(its_workers()) < 2 and time.monotonic() < deadline:  # a hanging worker and its child
         time.sleep(0.05)
-    assert worker_processes(), "no worker started"
+    assert its_workers(), "no worker started"
     os.killpg(grading.pid, how)  # the grader and its launchers; the keepers are in sessions of their own
     grading.wait(30)
 
