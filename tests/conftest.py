@@ -15,7 +15,7 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 import support
-from support import KIT
+from support import KIT, machine
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, CorpusError, build
 from support.shape import not_graded
@@ -23,6 +23,8 @@ from support.shape import not_graded
 from autograder.parts import ENGINES
 from autograder.questions import SECRET_BYTES, Seed, official_seed
 from autograder.stubs import engine_files
+
+MACHINE_LOCKS = pytest.StashKey[Path]()  # the folder of the run's lock on the machine, under pytest-xdist
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,17 +42,39 @@ def pytest_configure(config: pytest.Config) -> None:
     Processes that run a share of the tests (pytest-xdist's workers) take the one drawn for the run."""
     config.addinivalue_line("markers", "engine(name): a test about one engine, skipped (with the reason) "
                                        "where the kit's grading.toml grades none (support/shape.py)")
-    shared = getattr(config, "workerinput", {}).get("drawn_seed")
-    drawn = shared or config.getoption("--drawn-seed") or official_seed(
+    config.addinivalue_line("markers", "alone: a test that needs the machine to itself (it times a grading, "
+                                       "loads every core, or reads what the whole machine holds): "
+                                       "no other test runs beside it under pytest-xdist (support/machine.py)")
+    shared = getattr(config, "workerinput", {})
+    drawn = shared.get("drawn_seed") or config.getoption("--drawn-seed") or official_seed(
         os.urandom(SECRET_BYTES), {path.stem: path.read_bytes() for path in engine_files(KIT / "solutions")},
         "the kit's own tests").value
     support.configure(drawn, config.getoption("--exhaustive"))
+    if "machine_locks" in shared:
+        config.stash[MACHINE_LOCKS] = Path(shared["machine_locks"])
+    elif getattr(config.option, "numprocesses", None):
+        config.stash[MACHINE_LOCKS] = Path(tempfile.mkdtemp(prefix="kit-tests-machine-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and MACHINE_LOCKS in config.stash:
+        shutil.rmtree(config.stash[MACHINE_LOCKS], ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
-    """Each pytest-xdist worker asks at the seed drawn for the run, so that all collect the same tests."""
+    """Each pytest-xdist worker asks at the seed drawn for the run, so that all collect the same tests,
+    and shares the run's lock on the machine."""
     node.workerinput["drawn_seed"] = support.SEEDS[0]
+    node.workerinput["machine_locks"] = str(node.config.stash[MACHINE_LOCKS])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Every test holds the machine from its first fixture to its last teardown: shared, or alone."""
+    alone = item.get_closest_marker("alone") is not None
+    with machine.held(item.config.stash.get(MACHINE_LOCKS, None), alone):
+        return (yield)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -250,3 +274,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for marker in item.iter_markers("engine"):
             if reason := not_graded(marker.args[0]):
                 item.add_marker(pytest.mark.skip(reason=reason))
+        if group := shared_work(item):
+            item.add_marker(pytest.mark.xdist_group(group))
+    # The modules whose every test is slow run first, each in its own order: under pytest-xdist the
+    # longest work starts early, and no worker is left with it at the end while the other waits.
+    light = {item.module for item in items if item.get_closest_marker("slow") is None}
+    items.sort(key=lambda item: item.module in light)
+
+
+# Session fixtures that grade a whole corpus: the tests that use one run in one pytest-xdist worker.
+CORPUS_FIXTURES = {"corpus_grades": "corpus"}
+
+
+def shared_work(item: pytest.Item) -> str | None:
+    """The group of tests that one pytest-xdist worker runs (`--dist loadgroup`), so that work they
+    share is done once: a corpus graded for the session, or a module's own module- or session-scoped
+    fixture (a mutation run, a class graded). None: the test may run in any worker."""
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        if name in CORPUS_FIXTURES:
+            return CORPUS_FIXTURES[name]
+        for fixture in (info.name2fixturedefs.get(name, ()) if info else ())[-1:]:
+            if fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
+                return fixture.baseid
+    return None
