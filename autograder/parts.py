@@ -58,13 +58,6 @@ def engine_of(part_id: str) -> str:
     return part_id.split(".")[0]
 
 
-def __getattr__(name: str) -> tuple[str, ...]:
-    """`ENGINES`: `engines()` of the grading.toml in use, read when asked for."""
-    if name == "ENGINES":
-        return engines()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class PartError(Exception):
     """A suite's part declaration is missing or malformed; the message names the file and the fix."""
 

@@ -35,7 +35,7 @@ from nbgrader.api import Gradebook  # noqa: E402
 
 from autograder.config import load  # noqa: E402
 from autograder.notebook import grade_id  # noqa: E402
-from autograder.parts import ENGINES  # noqa: E402
+from autograder.parts import engines  # noqa: E402
 from autograder.staff.nbgrader_course import BEGIN, END  # noqa: E402
 
 ASSIGNMENT = "engines"
@@ -57,7 +57,7 @@ def run(command: list[str], cwd: Path, env: dict | None = None) -> float:
 def answers_with(source: Path, edits) -> dict[str, nbformat.NotebookNode] | None:
     """The source notebooks with their answers as a student types them, these edits made in
     the answer cells; None when an edit does not fit one answer cell exactly once."""
-    notebooks = {engine: nbformat.read(source / f"{engine}.ipynb", as_version=4) for engine in ENGINES}
+    notebooks = {engine: nbformat.read(source / f"{engine}.ipynb", as_version=4) for engine in engines()}
     for notebook in notebooks.values():
         for cell in notebook.cells:
             if cell.metadata["nbgrader"]["solution"]:

@@ -18,9 +18,8 @@ import support
 from support import KIT
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, CorpusError, build
-from support.shape import not_graded
+from support.shape import GRADED, not_graded
 
-from autograder.parts import ENGINES
 from autograder.questions import SECRET_BYTES, Seed, official_seed
 from autograder.stubs import engine_files
 
@@ -72,13 +71,13 @@ def _load(folder: str, name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def reference() -> SimpleNamespace:
     """The complete engines in solutions/, as `reference.value`, `.tensor`, `.dual`."""
-    return SimpleNamespace(**{name: _load("solutions", name) for name in ENGINES})
+    return SimpleNamespace(**{name: _load("solutions", name) for name in GRADED})
 
 
 @pytest.fixture(scope="session")
 def stubs() -> SimpleNamespace:
     """The student's starting point in assignments/, as `stubs.value`, `.tensor`, `.dual`."""
-    return SimpleNamespace(**{name: _load("assignments", name) for name in ENGINES})
+    return SimpleNamespace(**{name: _load("assignments", name) for name in GRADED})
 
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from support import EVERY_SEED, KIT
 from support.corpus import CORPUS, build
+from support.shape import GRADED
 
-from autograder.parts import ENGINES
 from autograder.staff.release import collect
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
@@ -91,7 +91,7 @@ def rounds(by_part: dict[str, list[str]]) -> list[list[str]]:
 
 def broken_copy(source: Path, folder: Path, names: list[str], kind: str) -> Path:
     folder.mkdir(parents=True)
-    for engine in ENGINES:
+    for engine in GRADED:
         text = (source / f"{engine}.py").read_text(encoding="utf-8")
         (folder / f"{engine}.py").write_text(text + BREAK.format(names=names, kind=kind), encoding="utf-8")
     return folder

@@ -27,7 +27,7 @@ from autograder.suites.draws import apart
 MANY_SEEDS = ("public", *(hashlib.sha256(f"seed {n}".encode()).hexdigest()[:16] for n in range(12)))
 # The bugs whose grade a coincidence of the questions' numbers once decided.
 COINCIDENCES = tuple(name for name in ("value.bug_eq_hash_by_data", "dual.bug_radd_recurses")
-                     if name.partition(".")[0] in engines.ENGINES)  # of the engines the kit grades
+                     if name.partition(".")[0] in engines.GRADED)  # of the engines the kit grades
 
 
 @pytest.fixture(scope="module")

@@ -24,9 +24,9 @@ from platforms.test_classroom import grading_steps
 from platforms.test_gradescope import PEEK, by_part, run_autograder, submit
 from support import KIT
 from support.corpus import BUGS, build
+from support.shape import GRADED
 
 from autograder.config import load
-from autograder.parts import ENGINES
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 GRADING = load(KIT / "grading.toml")
@@ -76,7 +76,7 @@ def kit_lookalikes(folder: Path, engines: Path, marks: Path) -> None:
     write("grading.toml", grading.replace("points = ", "points = 1000 + "))
     write("autograder/reference.json", "{}")
     # The submission's own engine as the reference would give it every point...
-    for engine in ENGINES:
+    for engine in GRADED:
         write(f"solutions/{engine}.py", (engines / f"{engine}.py").read_text(encoding="utf-8"))
     # ...and the correct engine as a package beside the graded module would too, were it imported.
     write("value/__init__.py", (KIT / "solutions" / "value.py").read_text(encoding="utf-8"))
@@ -214,7 +214,7 @@ def test_a_classroom_repository_uploaded_to_gradescope_scores_its_assignments(
     assert list(marks.iterdir()) == [], log[-3000:]
     assert scores(by_part(results)) == scores(autograde(repository / "assignments"))
     assert by_part(results)["value.mul"]["score"] < GRADING.parts["value.mul"].points
-    for engine in ENGINES:
+    for engine in GRADED:
         assert f"{engine}.py: taken from engines-alice/assignments/{engine}.py" in results["output"]
 
 

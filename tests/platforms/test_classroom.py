@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.shape import GRADED
 
 from autograder.config import load
-from platforms.test_release import (
-    ENGINES,
-    VISIBLE,
-)
+from platforms.test_release import VISIBLE
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
@@ -72,7 +70,7 @@ def test_it_installs_numpy_and_pytest_only(workflow, classroom_release):
 def test_every_step_command_works_in_the_release(workflow, classroom_release, student_env, tmp_path, files):
     handout = tmp_path / "repository"
     shutil.copytree(classroom_release, handout)
-    for engine in ENGINES:
+    for engine in GRADED:
         shutil.copyfile(KIT / files / f"{engine}.py", handout / "assignments" / f"{engine}.py")
     # The command grader passes on only PATH and HOME, and runs the command through a shell.
     env = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

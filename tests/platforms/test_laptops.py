@@ -23,9 +23,9 @@ import pytest
 from support import CORES, EXHAUSTIVE, KIT
 from support.corpus import BUGS, Edit, Submission, build
 from support.laptops import KINDS, attempts, python_for
+from support.shape import GRADED
 
 from autograder.check_results import REPRODUCE_ANYWHERE
-from autograder.parts import ENGINES
 from autograder.staff.check import NUMBER
 
 pytestmark = pytest.mark.slow  # grades in processes of its own
@@ -77,7 +77,7 @@ def student_run(handout: Path, python: Path, files: Path, where: Path, env: dict
     assignments/ holds `files`: what it printed from the collection on (the header names the
     platform), its timing left out."""
     shutil.copytree(handout, where)
-    for engine in ENGINES:
+    for engine in GRADED:
         shutil.copyfile(files / f"{engine}.py", where / "assignments" / f"{engine}.py")
     done = subprocess.run([str(python), "-m", "pytest", "autograder", "-p", "no:cacheprovider",
                            "--messages", "full"], cwd=where, capture_output=True, check=False,
@@ -196,7 +196,7 @@ def test_a_console_of_another_code_page_and_files_with_crlf_lines(handout, tmp_p
     python = python_for("windows", tmp_path / "windows")
     crlf = tmp_path / "crlf"
     crlf.mkdir()
-    for engine in ENGINES:
+    for engine in GRADED:
         text = (KIT / "solutions" / f"{engine}.py").read_text(encoding="utf-8")
         (crlf / f"{engine}.py").write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
     printing = tmp_path / "prints"

@@ -33,10 +33,10 @@ from nbgrader.api import Gradebook  # noqa: E402 - only once nbgrader is known t
 from nbgrader.apps.api import NbGraderAPI  # noqa: E402
 from nbgrader.coursedir import CourseDirectory  # noqa: E402
 from support import KIT  # noqa: E402
+from support.shape import GRADED  # noqa: E402
 
 from autograder import intake  # noqa: E402
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
-from autograder.parts import ENGINES  # noqa: E402
 from autograder.staff.nbgrader_course import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
@@ -107,7 +107,7 @@ def filled(release: Path, source: Path, edit: tuple[str, str] | None = None):
 def submit(course: Path, student: str, make, when: datetime) -> Path:
     folder = course / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True)
-    for engine in ENGINES:
+    for engine in GRADED:
         nbformat.write(make(engine), folder / f"{engine}.ipynb")
     # as `nbgrader collect` leaves it
     (folder / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f %Z"), encoding="utf-8")
@@ -191,12 +191,12 @@ def penalty_of(scores: dict[str, float]) -> float:
     """dana's late penalty under the course's plugin: per notebook, never above its score."""
     hours = math.ceil(LATE.total_seconds() / 3600)
     return sum(min(hours, sum(s for part, s in scores.items() if part.split(".")[0] == engine))
-               for engine in ENGINES)
+               for engine in GRADED)
 
 
 # -- the notebooks -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", GRADED)
 def test_a_notebook_per_file_made_from_the_py_files(engine):
     notebook = build_notebook(KIT, engine, GRADING)
     assert json.dumps(notebook, sort_keys=True) == json.dumps(build_notebook(KIT, engine, GRADING),
@@ -222,20 +222,20 @@ def test_a_notebook_per_file_made_from_the_py_files(engine):
 
 def test_generate_assignment_hands_out_the_stubs(course):
     release = course / "release" / ASSIGNMENT
-    texts = {engine: (release / f"{engine}.ipynb").read_text(encoding="utf-8") for engine in ENGINES}
+    texts = {engine: (release / f"{engine}.ipynb").read_text(encoding="utf-8") for engine in GRADED}
     for function, engine in (("Value.__mul__", "value"), ("Value.backward", "value"),
                              ("unbroadcast", "tensor"), ("Dual.sin", "dual")):
         escaped = {line: json.dumps(line)[1:-1] for line in solution_lines(function, engine)}
         leaked = [line for line, text in escaped.items() if text in texts[engine]]
         assert not leaked, f"{engine}.ipynb hands out {function}: {leaked}"
     assert all("raise NotImplementedError()" in text for text in texts.values())
-    scores = score_notebooks({engine: release / f"{engine}.ipynb" for engine in ENGINES})
+    scores = score_notebooks({engine: release / f"{engine}.ipynb" for engine in GRADED})
     assert not any(entry["score"] for entry in scores.values())
 
 
 def test_grading_cells_do_nothing_where_a_notebook_is_imported(course, tmp_path):
     """A converter that keeps every code cell, grading cells too, still makes a working module."""
-    for engine in ENGINES:
+    for engine in GRADED:
         notebook = nbformat.read(course / "source" / ASSIGNMENT / f"{engine}.ipynb", as_version=4)
         code = "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
         assert "check_part(" in code
@@ -254,7 +254,7 @@ def test_the_kit_grades_the_notebooks_as_it_grades_py_files(course, graded, auto
     assert not any(parts["bob"].values())
     folder = tmp_path / "carol"  # carol's notebooks score what her code scores as .py files
     folder.mkdir()
-    for engine in ENGINES:
+    for engine in GRADED:
         text = (KIT / "solutions" / f"{engine}.py").read_text(encoding="utf-8")
         (folder / f"{engine}.py").write_text(text.replace(*BUG), encoding="utf-8")
     assert parts["carol"] == {part: entry["score"] for part, entry in autograde(folder).items()}
@@ -285,7 +285,7 @@ def test_formgrader_shows_every_submission_autograded_with_the_kits_points(cours
         assert not submission["needs_manual_grade"], student
         assert submission["score"] == pytest.approx(sum(graded["parts"][student].values())), student
         assert submission["max_score"] == MOST
-    for engine in ENGINES:  # Manual Grading lists every notebook of every submission
+    for engine in GRADED:  # Manual Grading lists every notebook of every submission
         listed = formgrader.get_notebook_submissions(ASSIGNMENT, engine)
         assert sorted(n["student"] for n in listed) == ["alice", "bob", "carol", "dana"], engine
     for student in submissions:
@@ -320,7 +320,7 @@ def test_the_export_has_a_column_per_part(course, graded):
 def test_generate_feedback_shows_the_kits_messages(course, graded):
     nbgrader(course, "generate_feedback", ASSIGNMENT)
     for student in ("alice", "bob", "carol", "dana"):
-        for engine in ENGINES:
+        for engine in GRADED:
             assert (course / "feedback" / student / ASSIGNMENT / f"{engine}.html").is_file(), student
     carol = (course / "feedback" / "carol" / ASSIGNMENT / "value.html").read_text(encoding="utf-8")
     assert f"value.mul: {graded['parts']['carol']['value.mul']:g} / 10 points" in carol

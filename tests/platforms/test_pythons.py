@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 from support import EXHAUSTIVE, KIT
+from support.shape import GRADED
 
 import autograder
 from autograder.config import load
-from autograder.parts import ENGINES
 from autograder.staff.release import project
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
@@ -92,7 +92,7 @@ def grades_as_the_kit(python: Path, handout: Path, tmp_path: Path) -> None:
     for files, expected in (("solutions", dict(VISIBLE)), ("assignments", dict.fromkeys(VISIBLE, 0))):
         copy = tmp_path / f"handout-{files}"
         shutil.copytree(handout, copy)
-        for engine in ENGINES:
+        for engine in GRADED:
             shutil.copyfile(KIT / files / f"{engine}.py", copy / "assignments" / f"{engine}.py")
         done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
                                "--results-json=" + str(tmp_path / f"{files}.json")],

@@ -27,9 +27,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from support import KIT
 from support.corpus import BUGS, build
+from support.shape import GRADED
 
 from autograder.config import load
-from autograder.parts import ENGINES
 from autograder.staff.check import answers_handed_out
 from autograder.staff.release import (
     SEALED,
@@ -150,7 +150,7 @@ STUB_MARKER = re.compile(r"# (BEGIN|END) SOLUTION\b")
 
 def solution_lines(qualified: str, engine: str) -> set[str]:
     """The lines of one function of solutions/ that appear nowhere in the given code."""
-    given = {line.strip() for name in ENGINES
+    given = {line.strip() for name in GRADED
              for line in (KIT / "assignments" / f"{name}.py").read_text(encoding="utf-8").splitlines()}
     source = (KIT / "solutions" / f"{engine}.py").read_text(encoding="utf-8")
     name = qualified.rpartition(".")[2]
@@ -253,7 +253,7 @@ def test_the_release_grades_as_the_kit_with_numpy_and_pytest_only(release, stude
     for name, files in submissions(tmp_path).items():
         handout = tmp_path / f"handout-{name}"
         shutil.copytree(release, handout)
-        for engine in ENGINES:
+        for engine in GRADED:
             shutil.copyfile(files / f"{engine}.py", handout / "assignments" / f"{engine}.py")
         in_release = grade(handout, tmp_path / f"{name}-release.json", env=student_env)
         in_kit = grade(KIT, tmp_path / f"{name}-kit.json", f"--submission={files}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from autograder.parts import ENGINES
+from .shape import GRADED
 
 
 class Edit(NamedTuple):
@@ -54,7 +54,7 @@ def body(code: str, indent: int = 8) -> str:
 
 def build(submission: Submission, reference: Path, folder: Path) -> None:
     """Write the reference's engine files, with the submission's edits applied, into `folder`."""
-    texts = {name: (reference / f"{name}.py").read_text(encoding="utf-8") for name in ENGINES}
+    texts = {name: (reference / f"{name}.py").read_text(encoding="utf-8") for name in GRADED}
     for edit in submission.edits:
         found = texts[edit.file].count(edit.old)
         if found != 1:

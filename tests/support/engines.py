@@ -24,7 +24,6 @@ except ModuleNotFoundError:  # Python 3.10 and older
     import tomli as tomllib
 
 FOLDER = KIT / "tests" / "engines"
-ENGINES = GRADED  # the held-out files of an engine the kit does not grade are not asked
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ def load() -> list[Engine]:
     manifest = tomllib.loads((FOLDER / "manifest.toml").read_text(encoding="utf-8"))
     return [Engine(f"{engine}.{style}", bool(entry["correct"]), frozenset(entry.get("loses", ())),
                    frozenset(entry.get("names", ())), frozenset(entry.get("slow", ())))
-            for engine, styles in manifest.items() if engine in ENGINES for style, entry in styles.items()]
+            for engine, styles in manifest.items() if engine in GRADED for style, entry in styles.items()]
 
 
 ALL = load()
@@ -68,7 +67,7 @@ def build(entry: Engine, number: int, folder: Path) -> Path:
     """The submission of `entry`: its file, and correct files of the other engines, the
     `number`-th of each in turn."""
     folder.mkdir(parents=True, exist_ok=True)
-    for engine in ENGINES:
+    for engine in GRADED:
         chosen = entry if engine == entry.engine else partners(engine)[number % len(partners(engine))]
         shutil.copyfile(chosen.path, folder / f"{engine}.py")
     return folder
