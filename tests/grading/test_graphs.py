@@ -15,7 +15,6 @@ import importlib.util
 import json
 import os
 import re
-import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,6 +28,7 @@ from autograder import graphs, runner, scenario_sources
 from autograder.answers import Tolerance
 from autograder.config import load
 from autograder.inside.scenarios import common
+from autograder.junit_properties import recorded_calls
 from autograder.runner import scenario_key
 from autograder.staff.reports import graph_table
 from grading.test_messages import failures
@@ -177,13 +177,10 @@ def drawn_calls(sealed_reference) -> list[tuple[str, dict, list]]:
     """Every value scenario the suites ask for whose reference answer holds graphs, with them."""
     answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))["answers"]
     found = {}
-    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                scenario_id, kwargs = json.loads(prop.get("value"))
-                drawn = answers[scenario_key(scenario_id, kwargs)]["graphs"]  # kept as text
-                if scenario_sources.scenario(scenario_id).engine == "value" and drawn:
-                    found[scenario_key(scenario_id, kwargs)] = (scenario_id, kwargs, json.loads(drawn))
+    for call in recorded_calls(sealed_reference.junit):
+        drawn = answers[scenario_key(call.scenario, call.kwargs)]["graphs"]  # kept as text
+        if scenario_sources.scenario(call.scenario).engine == "value" and drawn:
+            found[scenario_key(call.scenario, call.kwargs)] = (call.scenario, call.kwargs, json.loads(drawn))
     assert len(found) > 25 and any(name == "backward:three_calls" for name, _, _ in found.values())
     return list(found.values())
 
@@ -353,14 +350,11 @@ def test_no_scenario_said_never_to_draw_draws(sealed_reference):
     reference is never run for a drawing of a scenario that cannot make one, so none may."""
     answers = json.loads(sealed_reference.path.read_text(encoding="utf-8"))["answers"]
     drew, never = set(), set()
-    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                scenario_id, kwargs = json.loads(prop.get("value"))
-                if answers[scenario_key(scenario_id, kwargs)]["graphs"]:
-                    drew.add(scenario_id)
-                if not scenario_sources.scenario(scenario_id).draws:
-                    never.add(scenario_id)
+    for call in recorded_calls(sealed_reference.junit):
+        if answers[scenario_key(call.scenario, call.kwargs)]["graphs"]:
+            drew.add(call.scenario)
+        if not scenario_sources.scenario(call.scenario).draws:
+            never.add(call.scenario)
     assert drew and not drew & never
     assert {name.partition(":")[0] for name in never} == {"dual", "tensor", "training"}
 

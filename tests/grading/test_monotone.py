@@ -13,7 +13,6 @@ the same submission unbroken at the same seed.
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from support import EVERY_SEED, KIT
 from support.corpus import CORPUS, build
 from support.shape import GRADED
 
+from autograder.junit_properties import recorded_calls
 from autograder.staff.release import collect
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
@@ -65,15 +65,11 @@ def scenarios_by_part(sealed_reference) -> dict[str, list[str]]:
     """Every scenario function the suites call, by the part of the tests that call it."""
     part_of = {(t.file.stem, t.name): t.part for t in collect(KIT)}
     found: dict[str, list[str]] = {}
-    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
-        module = case.get("classname").rsplit(".", 1)[1]
-        part = part_of[(module, case.get("name").split("[")[0])]
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                scenario = prop.get("value").split('"')[1]
-                found.setdefault(part, [])
-                if scenario not in found[part]:
-                    found[part].append(scenario)
+    for call in recorded_calls(sealed_reference.junit):
+        module, _, function = call.test.partition(":")
+        scenarios = found.setdefault(part_of[(module.rsplit(".", 1)[1], function)], [])
+        if call.scenario not in scenarios:
+            scenarios.append(call.scenario)
     return found
 
 

@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import threading
-import xml.etree.ElementTree as ElementTree
 from types import SimpleNamespace
 
 import pytest
@@ -26,6 +25,7 @@ from support.shape import GRADED
 from autograder import runner, scenario_sources
 from autograder.answers import Tolerance
 from autograder.config import load
+from autograder.junit_properties import recorded_calls
 from autograder.questions import make_secret
 from autograder.runner import FastReference, Reply, SealedReference, scenario_key, time_limit
 from autograder.staff import graders, replicas
@@ -268,12 +268,7 @@ def test_a_value_scenario_here_frees_its_graph_and_leaves_the_collector_as_it_wa
 
 
 def calls_of(junit) -> list[tuple[str, dict]]:
-    found = {}
-    for case in ElementTree.parse(junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                found[prop.get("value")] = tuple(json.loads(prop.get("value")))
-    return list(found.values())
+    return list({call.recorded: (call.scenario, call.kwargs) for call in recorded_calls(junit)}.values())
 
 
 @pytest.mark.parametrize("seed", REPLICA_SEEDS)

@@ -33,6 +33,7 @@ from autograder import judge, scenario_sources, scoring
 from autograder.answers import Tolerance, is_raised
 from autograder.check_results import fill
 from autograder.config import load
+from autograder.junit_properties import recorded_calls
 from autograder.misconceptions import CATALOGUE
 from autograder.runner import scenario_key
 from autograder.staff.check import NUMBER, matches, numbers, numbers_in, scenario_literals, stated
@@ -344,11 +345,8 @@ def test_every_scenario_runs_the_reverse_pass_it_declares(sealed_reference, refe
     """A scenario declared `reverse="kit"` never calls backward() (a bug there costs it nothing);
     one declared "backward" always does; one declared "none" has no graph to run back."""
     calls = {}
-    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                scenario_id, kwargs = json.loads(prop.get("value"))
-                calls.setdefault(scenario_id, kwargs)
+    for call in recorded_calls(sealed_reference.junit):
+        calls.setdefault(call.scenario, call.kwargs)
     declared = {s.id: s for s in scenario_sources.every_scenario()}
     assert set(calls) <= set(declared), "the suites ask for a scenario nothing declares"
     backwards = []

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import weakref
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,7 @@ from support import KIT, torch_answers
 from support.expressions import two_losses
 
 from autograder import scenario_sources
+from autograder.junit_properties import recorded_calls
 
 
 @pytest.fixture
@@ -335,13 +335,8 @@ def run_calls(folder: Path, calls: list, how: str) -> list[tuple[str, int]]:
 @pytest.fixture(scope="module")
 def tensor_calls(sealed_reference) -> list:
     """Every call of a tensor scenario that the suites make, with the suites' own kwargs."""
-    calls = {}
-    for case in ElementTree.parse(sealed_reference.junit).iter("testcase"):
-        for prop in case.iter("property"):
-            if prop.get("name") == "scenario":
-                scenario_id, kwargs = json.loads(prop.get("value"))
-                if scenario_sources.scenario(scenario_id).engine == "tensor":
-                    calls[prop.get("value")] = [scenario_id, kwargs]
+    calls = {call.recorded: [call.scenario, call.kwargs] for call in recorded_calls(sealed_reference.junit)
+             if scenario_sources.scenario(call.scenario).engine == "tensor"}
     found = list(calls.values())
     assert {call[0] for call in found} >= {"tensor:all_operands", "training:train_digits"}
     return found
