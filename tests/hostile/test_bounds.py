@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import KIT
+from support.hostile import BULK, TOOLS, make_submission, prefix, scores
 
 from autograder import scoring
 from autograder.config import load
@@ -31,8 +33,6 @@ from autograder.scoring import MAX_MESSAGE, MAX_MESSAGES, PartScore, bounded
 from autograder.staff import bulk
 from autograder.worker import MAX_TEXT, MAX_TEXTS, MAX_VALUES, Ending, Reply
 from hostile import test_isolation
-from hostile.test_isolation import BULK, KIT, TOOLS, prefix
-from hostile.test_submissions import make_submission, scores
 
 LEVELS = ("isolated", "container")  # the container's level is `unprivileged`, asked for by name
 place, nothing_left = test_isolation.place, test_isolation.nothing_left

@@ -34,13 +34,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support.hostile import TOOLS, make_submission, opening
 
 from autograder import sandbox
 from autograder.config import load
 from autograder.sandbox import cgroups, spawn, zygote
 from autograder.worker import Worker
-from hostile.test_isolation import TOOLS, opening
-from hostile.test_submissions import make_submission
 
 KIT = Path(__file__).resolve().parents[2]
 NOBODY = 65534

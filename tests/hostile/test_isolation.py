@@ -28,71 +28,25 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.hostile import (
+    BULK,
+    LEVELS,
+    ROOT_WITH_NAMESPACES,
+    TOOLS,
+    closed_steps,
+    fast_grading,
+    graded,
+    make_submission,
+    prefix,
+    run_grading,
+    scores,
+)
 
 from autograder import runner, sandbox, worker
-from hostile.test_submissions import fast_grading, make_submission, scores
 
-ROOT_WITH_NAMESPACES = sandbox.level() == "isolated"
-TOOLS = all(shutil.which(tool) for tool in ("unshare", "setpriv", "sh"))
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (ROOT_WITH_NAMESPACES and TOOLS),
     reason="simulating the root levels needs root with CAP_SYS_ADMIN, unshare and setpriv")]
-GRADING_SECONDS = 600
-BULK = "import sys; from autograder.staff.cli import main; sys.exit(main(sys.argv[1:]))"
-
-# Run as a default container would: cgroups hidden (Docker mounts them read-only), the
-# reference's folder closed to other accounts, CAP_SYS_ADMIN gone, and (for `container`) every
-# folder on the way to this Python opened to other accounts by a view of it of mode 711.
-CONTAINER = r"""
-set -e
-mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup
-mkdir "$WORK/solutions"
-cp "$KIT"/solutions/*.py "$WORK/solutions"
-mount -t tmpfs -o mode=0700 tmpfs "$KIT/solutions"
-cp "$WORK"/solutions/*.py "$KIT/solutions"
-OPEN
-exec setpriv --bounding-set -sys_admin "$@"
-"""
-
-
-def closed_steps() -> list[tuple[str, set[str]]]:
-    """The folders on the way to this Python that other accounts may not enter, deepest first,
-    each with the names below it that lead there."""
-    found: dict[str, set[str]] = {}
-    for path in (Path(os.path.abspath(sys.executable)), Path(os.path.realpath(sys.executable))):
-        for folder in path.parents:
-            if not os.stat(folder).st_mode & stat.S_IXOTH:
-                found.setdefault(str(folder), set()).add(path.relative_to(folder).parts[0])
-    return sorted(found.items(), key=lambda item: -len(Path(item[0]).parts))
-
-
-def opening(work: Path) -> str:
-    lines = []
-    for index, (folder, steps) in enumerate(closed_steps()):
-        view = work / f"open{index}"
-        lines.append(f"mkdir -m 0711 {view}")
-        for step in sorted(steps):
-            lines += [f"mkdir -m 0711 {view / step}", f"mount --rbind {Path(folder) / step} {view / step}"]
-        lines.append(f"mount --rbind {view} {folder}")
-    return "\n".join(lines)
-
-
-def prefix(level: str, work: Path) -> tuple[list[str], dict[str, str]]:
-    """The command prefix and environment that put a grading at `level` (`opened`: this machine
-    as it is, with this Python opened to every account as in `container`)."""
-    if level == "isolated":
-        return [], {}
-    work.mkdir(parents=True, exist_ok=True)
-    if level == "closed" and not closed_steps():
-        pytest.skip("this Python is open to every account; no closed one to try")
-    if level == "opened":
-        script = f"set -e\n{opening(work)}\nexec \"$@\"\n"
-    else:
-        script = CONTAINER.replace("OPEN", opening(work) if level == "container" else "")
-    return (["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "container"],
-            {"WORK": str(work), "KIT": str(KIT)})
-
-
 @pytest.fixture(scope="module")
 def place(tmp_path_factory) -> dict:
     """A sealed reference, fast limits, the honest base's scores, and a private TMPDIR."""
@@ -106,37 +60,6 @@ def place(tmp_path_factory) -> dict:
     base = run_grading("isolated", honest, folder, "honest", f"--grading={grading}",
                        f"--reference={sealed}")
     return {"folder": folder, "grading": grading, "sealed": sealed, "honest": scores(base.results)}
-
-
-class Done:
-    def __init__(self, run: subprocess.CompletedProcess, results: Path, tmp: Path) -> None:
-        self.code, self.output = run.returncode, run.stdout + run.stderr
-        self.results = ({t["tags"][0]: t for t in json.loads(results.read_text())["tests"]}
-                        if results.is_file() else None)
-        self.tmp_left = sorted(p.name for p in tmp.iterdir())
-
-
-def run_grading(level: str, submission: Path, folder: Path, name: str, *options: str,
-                command: list[str] | None = None) -> Done:
-    """Grade `submission` at `level` in a pytest process of its own, with a TMPDIR of its own."""
-    tmp = folder / f"{name}-{level}-tmp"
-    tmp.mkdir()
-    results = folder / f"{name}-{level}-results.json"
-    wrap, extra = prefix(level, folder / f"{name}-{level}-container")
-    command = command or [sys.executable, "-m", "pytest", "autograder", f"--submission={submission}",
-                          f"--results-json={results}", "-q", "-p", "no:cacheprovider", *options]
-    env = {**os.environ, **extra, "TMPDIR": str(tmp)}
-    run = subprocess.run([*wrap, *command], cwd=KIT, env=env, capture_output=True, text=True,
-                         timeout=GRADING_SECONDS)
-    return Done(run, results, tmp)
-
-
-def graded(place: dict, level: str, name: str, *options: str, **trick: str) -> Done:
-    submission = make_submission(place["folder"] / level, name, **trick) if trick else None
-    done = run_grading(level, submission, place["folder"], name, "--grading=" + str(place["grading"]),
-                       "--reference=" + str(place["sealed"]), *options)
-    assert done.results is not None, done.output[-3000:]
-    return done
 
 
 def status(pid: int | str) -> dict[str, str] | None:
@@ -238,8 +161,6 @@ def nothing_left():
     finally:
         watch.done.set()
 
-
-LEVELS = ("isolated", "container")
 
 
 # -- 3. links, FIFOs and devices in a submission ---------------------------------------------------

@@ -29,11 +29,10 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.hostile import BULK, LEVELS, graded, make_submission, run_grading, scores
 
 from autograder import sandbox
 from hostile import test_isolation
-from hostile.test_isolation import BULK, LEVELS, graded, run_grading
-from hostile.test_submissions import make_submission, scores
 
 pytestmark = [*test_isolation.pytestmark, pytest.mark.skipif(
     os.uname().machine != "x86_64", reason="the hooks make x86_64's keyring calls by number")]

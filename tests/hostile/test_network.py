@@ -29,12 +29,11 @@ import time
 from pathlib import Path
 
 import pytest
+from support.hostile import TOOLS, make_submission, opening, run_grading, scores
 
 from autograder import sandbox
 from autograder.sandbox import seccomp
 from hostile import test_isolation
-from hostile.test_isolation import TOOLS, opening, run_grading
-from hostile.test_submissions import make_submission, scores
 
 KIT = Path(__file__).resolve().parents[2]
 ROOT_WITH_NAMESPACES = sandbox.level() == "isolated"

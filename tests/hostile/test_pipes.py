@@ -20,13 +20,12 @@ import threading
 import time
 
 import pytest
+from support.hostile import TOOLS, make_submission, run_grading, scores
 
 from autograder import sandbox
 from autograder.config import load
 from autograder.worker import Ending, Worker
 from hostile import test_isolation
-from hostile.test_isolation import TOOLS, run_grading
-from hostile.test_submissions import make_submission, scores
 
 pytestmark = pytest.mark.slow  # grades, or starts workers, in processes of its own
 

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.hostile import opening, prefix
 
 from autograder.sandbox import landlock, levels
 from hostile import test_isolation
 from hostile.test_cgroups import NOBODY
-from hostile.test_isolation import opening, prefix
 
 SANDBOXED = [*test_isolation.pytestmark, pytest.mark.skipif(
     not landlock.abi(), reason="keeping a worker's writes to its folder needs Landlock (Linux 5.13 on)")]

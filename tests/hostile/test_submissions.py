@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from support import KIT
 from support.autograding import autograde_folder
+from support.hostile import fast_grading, grade, make_submission, scores
 
 from autograder import graphs, sandbox
 
@@ -28,49 +29,6 @@ NEEDS_ISOLATION = pytest.mark.skipif(
     sandbox.level() != "isolated",
     reason="only an isolated worker (root with namespaces) hides the kit's files and processes; "
            "see docs/threat-model.md")
-
-
-def fast_grading(folder: Path) -> Path:
-    """grading.toml with short time limits, so that hanging submissions cost seconds."""
-    text = (KIT / "grading.toml").read_text(encoding="utf-8")
-    for key, value in {"import_seconds": "3.0"}.items():
-        text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
-        assert count == 1, f"grading.toml has no single `{key}` line to shorten"
-    path = folder / "grading.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def grade(submission: Path, folder: Path, grading: Path, *extra: str,
-          env: dict | None = None) -> dict[str, dict]:
-    """Grade a folder with the short limits; results.json's entries by part id."""
-    return autograde_folder(submission, folder / f"{submission.name}-results.json",
-                            f"--grading={grading}", *extra, env=env)
-
-
-def scores(results: dict[str, dict]) -> dict[str, float]:
-    return {part: entry["score"] for part, entry in results.items()}
-
-
-def make_submission(folder: Path, name: str, at_import: str = "", in_backward: str = "",
-                    in_mul: str = "") -> Path:
-    """The honest base (reference, `__mul__` stubbed) with a trick at import, in backward(), or
-    in the stubbed `__mul__` (whose tests fail, so what it prints shows in the results)."""
-    target = folder / name
-    shutil.copytree(KIT / "solutions", target)
-    source = (target / "value.py").read_text(encoding="utf-8")
-    start = source.index("    def __mul__")
-    end = source.index("\n    def ", start + 1)
-    trick = textwrap.indent(textwrap.dedent(in_mul).strip(), " " * 8) + "\n" if in_mul else ""
-    stub = f'    def __mul__(self, other):\n{trick}        raise NotImplementedError("value.mul")\n'
-    source = source[:start] + stub + source[end:]
-    if in_backward:
-        head = source.index("    def backward(")
-        body = source.index('"""', source.index('"""', head) + 3) + 3
-        trick = textwrap.indent(textwrap.dedent(in_backward).strip(), " " * 8)
-        source = source[:body] + "\n" + trick + source[body:]
-    (target / "value.py").write_text(source + "\n" + textwrap.dedent(at_import), encoding="utf-8")
-    return target
 
 
 @pytest.fixture(scope="module")

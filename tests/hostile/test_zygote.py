@@ -24,12 +24,12 @@ import pytest
 from support import KIT
 from support.autograding import autograde_folder
 from support.corpus import BUGS, CORRECT, build
+from support.hostile import prefix
 
 from autograder import sandbox
 from autograder.config import load
 from autograder.sandbox import spawn, zygote
 from autograder.worker import Worker
-from hostile.test_isolation import prefix
 
 LIMITS = load(KIT / "grading.toml").limits
 ROOT_WITH_NAMESPACES = sandbox.level() == "isolated"

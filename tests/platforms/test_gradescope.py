@@ -218,7 +218,7 @@ else:  # the file was readable: give the theft away by breaking __mul__
 def test_student_code_cannot_read_the_reference_or_the_secret(layout, image_env, level, tmp_path):
     """As Gradescope runs it (root; `container`: without CAP_SYS_ADMIN, as in its image), code
     in a submission reads nothing of the bundle's reference, secret, suites or settings."""
-    from hostile.test_isolation import prefix
+    from support.hostile import prefix
 
     submit(layout, KIT / "solutions")
     value = layout / "submission" / "value.py"
