@@ -21,17 +21,18 @@ from pathlib import Path
 
 import pytest
 from support import KIT
-
-from staff.test_authoring import (
+from support.kit_copy import (
     autograder,
     consistent,
     copy_of_the_kit,
     every_release,
     problems,
+    remove_dual,
     set_key,
     totals,
     warnings,
 )
+
 from staff.test_check import MATMUL_RULE, MATMUL_STUB
 
 pytestmark = pytest.mark.slow  # each change grades the reference, and builds every release, more than once
@@ -293,17 +294,6 @@ def test_pow_as_a_part_goes_as_the_docs_say_from_nine_borrowers_to_every_mutant_
 
 
 # -- an engine removed, a bigger task -------------------------------------------------------------------
-
-def remove_dual(kit: Path) -> None:
-    """docs/authoring.md's "Removing an engine", up to its replicas: `part given dual`, which check
-    follows with one line, and the two files removed."""
-    assert autograder(kit, "part", "given", "dual").returncode == 0
-    assert problems(autograder(kit, "check")) == [
-        'solutions/dual.py: no part of grading.toml grades it; remove it and assignments/dual.py, or add a '
-        'part whose id starts with "dual"']
-    (kit / "solutions" / "dual.py").unlink()
-    (kit / "assignments" / "dual.py").unlink()
-
 
 def test_removing_the_dual_engine_works_from_check_to_every_release_and_mutate(kit, tmp_path):
     """As docs/authoring.md says: `part given dual`, check, the two files removed. Then check,

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.kit_copy import autograder, consistent, copy_of_the_kit, remove_dual
 from support.shape import GRADED
 
 from autograder import intake, parts
 from autograder.worker import read_files
-from staff.test_authoring import autograder, consistent, copy_of_the_kit
-from staff.test_kit_changes import remove_dual
 
 ANOTHER_SHAPE = '''[parts."value.mul"]
 title = "Value.__mul__"
