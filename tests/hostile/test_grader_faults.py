@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from staff.test_bulk import entries_of, outdir
 from support import KIT
+from support.bulk_runs import entries_of, outdir
 from support.shape import reference
 
 from autograder import scoring

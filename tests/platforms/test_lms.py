@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from staff.test_bulk import BROKEN, SOURCE, bulk_run, entries_of, outdir
 from support import KIT
+from support.bulk_runs import BROKEN, SOURCE, bulk_run, entries_of, outdir
 from support.corpus import BUGS, build
 from support.lms import (
     canvas_import,

@@ -8,7 +8,6 @@ import html
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import statistics
@@ -28,68 +27,31 @@ from autograder.config import load
 from autograder.escape import markdown
 from autograder.questions import make_secret
 from autograder.staff import bulk, graders, reports
-from autograder.staff.cli import main
 from autograder.staff.gradebook import Entry, Gradebook, Score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from make_class import make_class  # noqa: E402 - examples/ is a folder of scripts, not a package
 from support import EXHAUSTIVE, KIT
-from support.shape import SAMPLE, broken, points_of, reference, scored
+from support.bulk_runs import (
+    BROKEN,
+    CLI,
+    RUN_SECONDS,
+    SOURCE,
+    alive,
+    bulk_processes,
+    bulk_run,
+    entries_of,
+    one_engine_class,
+    outdir,
+    rows,
+    submission_ids,
+)
+from support.shape import SAMPLE, points_of, scored
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
-CLI = [sys.executable, "-m", "autograder.staff.cli"]
-SOURCE, BROKEN = reference(SAMPLE), broken(SAMPLE)  # an engine the kit grades: right, and with a bug
 UNSTEADY_WORDS = "this scenario gave a different answer"
 NUMBER = r"-?\d+(\.\d+)?(e[-+]?\d+)?"
-# A hung bulk run fails the test instead of hanging it; a normal one takes a small fraction.
-RUN_SECONDS = 600
-
-
-def outdir(path: Path, reference_cache: Path) -> Path:
-    """A fresh OUTDIR that already holds the sealed reference, as a second run would."""
-    shutil.copytree(reference_cache, path / "reference")
-    return path
-
-
-def bulk_run(klass: Path, out: Path, *options: str) -> int:
-    return main(["bulk", str(klass), "-o", str(out), *options])
-
-
-def rows(out: Path) -> dict[str, tuple]:
-    """Every submission's row and scores, without the time it was graded at or took."""
-    book = Gradebook(out / "gradebook.sqlite")
-    try:
-        return {e.source: (e.student, e.format, e.content_hash, e.grader_version, e.status, e.reason,
-                           tuple(e.notes), tuple(score_row(s) for s in e.scores))
-                for e in book.entries()}
-    finally:
-        book.close()
-
-
-def entries_of(out: Path) -> list[Entry]:
-    book = Gradebook(out / "gradebook.sqlite")
-    try:
-        return book.entries()
-    finally:
-        book.close()
-
-
-def score_row(score: Score) -> tuple:
-    return score.part, score.points, score.max, score.messages, tuple(score.misconceptions)
-
-
-def submission_ids(out: Path) -> dict[str, int]:
-    with sqlite3.connect(out / "gradebook.sqlite") as db:
-        return dict(db.execute("SELECT source, id FROM submissions"))
-
-
-def one_engine_class(folder: Path, students: dict[str, str]) -> Path:
-    """A class whose submissions hold only SAMPLE's file: quick to grade, the other parts fail at once."""
-    for student, text in students.items():
-        (folder / student).mkdir(parents=True)
-        (folder / student / f"{SAMPLE}.py").write_text(text)
-    return folder
 
 
 # -- the example class -----------------------------------------------------------------------------
@@ -352,26 +314,6 @@ def test_a_second_run_into_the_same_outdir_waits_its_turn(tmp_path, capsys):
         os.close(lock)
     assert f"another run is writing to {tmp_path / 'out'}" in capsys.readouterr().err
     assert not (tmp_path / "out" / "gradebook.sqlite").exists()
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
-def bulk_processes(out: Path) -> list[int]:
-    """Processes whose command line names this OUTDIR: the bulk run and the pytest runs it started."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if str(out).encode() in cmdline.read_bytes() and alive(int(cmdline.parent.name)):
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return found
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -13,16 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from support.shape import GRADED, SAMPLE
-
-from autograder import intake
-from autograder.config import parse
-from autograder.questions import make_secret
-from autograder.staff import bulk, reports
-from autograder.staff.gradebook import Gradebook
-from staff.test_bulk import (
+from support import KIT
+from support.bulk_runs import (
     CLI,
-    KIT,
     RUN_SECONDS,
     SOURCE,
     bulk_processes,
@@ -31,6 +24,13 @@ from staff.test_bulk import (
     outdir,
     rows,
 )
+from support.shape import GRADED, SAMPLE
+
+from autograder import intake
+from autograder.config import parse
+from autograder.questions import make_secret
+from autograder.staff import bulk, reports
+from autograder.staff.gradebook import Gradebook
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 

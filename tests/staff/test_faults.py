@@ -25,9 +25,7 @@ from pathlib import Path
 
 import pytest
 from support import KIT
-from support.shape import SAMPLE, parts_of, points_of, scored
-
-from staff.test_bulk import (
+from support.bulk_runs import (
     BROKEN,
     CLI,
     RUN_SECONDS,
@@ -37,6 +35,7 @@ from staff.test_bulk import (
     one_engine_class,
     rows,
 )
+from support.shape import SAMPLE, parts_of, points_of, scored
 
 sys.path.insert(0, str(KIT / "examples"))
 from make_class import make_class  # noqa: E402 - examples/ is a folder of scripts, not a package
