@@ -180,7 +180,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def image_env(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """What Python can import in Gradescope's image: the bundle's requirements.txt, no more."""
-    from platforms.test_release import only_packages
+    from support.releases import only_packages
 
     with zipfile.ZipFile(bundle) as archive:
         pins = archive.read("requirements.txt").decode().splitlines()
@@ -209,7 +209,7 @@ def layout(bundle: Path):
 @pytest.fixture(scope="session")
 def student_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """An environment in which Python sees only the standard library, numpy and pytest."""
-    from platforms.test_release import only_packages
+    from support.releases import only_packages
 
     return only_packages(tmp_path_factory.mktemp("numpy-and-pytest"), "numpy", "pytest")
 
@@ -218,7 +218,7 @@ def student_env(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def classroom_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The GitHub Classroom release (the student release and its workflow) of a kit with a part
     shown after the due date, which the workflow leaves out."""
-    from platforms.test_release import AFTER_THE_DUE_DATE, CLI, kit_with_visibility, run
+    from support.releases import AFTER_THE_DUE_DATE, CLI, kit_with_visibility, run
 
     kit = kit_with_visibility(tmp_path_factory.mktemp("kit"), {AFTER_THE_DUE_DATE: "after_due_date"})
     out = tmp_path_factory.mktemp("classroom") / "handout"

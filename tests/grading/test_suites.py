@@ -25,8 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from platforms.test_release import only_packages
 from support import KIT, SEEDS
+from support.releases import only_packages
 from support.shape import GRADED
 
 from autograder import judge, scenario_sources, scoring

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from support import KIT
+from support.releases import VISIBLE
 from support.shape import GRADED
 
 from autograder.config import load
-from platforms.test_release import VISIBLE
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 

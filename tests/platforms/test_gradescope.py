@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from support import KIT
 from support.corpus import BUGS, build
+from support.releases import solution_lines
 
 from autograder import sandbox
 from autograder.config import load
 from autograder.staff.release import python_minimum
-from platforms.test_release import solution_lines
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 

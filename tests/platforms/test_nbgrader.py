@@ -22,10 +22,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.releases import solution_lines
 
 from autograder.config import load
 from autograder.stubs import stubs_by_part
-from platforms.test_release import solution_lines
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is a staff extra: pip install -e '.[staff]'")
 pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install nbgrader==0.9.6")
