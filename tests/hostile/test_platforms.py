@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 from platforms.test_classroom import grading_steps
-from platforms.test_gradescope import PEEK, by_part, run_autograder, submit
 from support import KIT
 from support.corpus import BUGS, build
+from support.gradescope import PEEK, by_part, run_autograder, submit
 from support.shape import GRADED
 
 from autograder.config import load

@@ -20,9 +20,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from platforms.test_gradescope import run_autograder, submit
 from support import KIT
 from support.autograding import autograde_folder
+from support.gradescope import run_autograder, submit
 
 from autograder.questions import make_secret, official_seed, read_secret
 from autograder.runner import folder_digest
