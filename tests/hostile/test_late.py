@@ -18,7 +18,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from platforms.test_nbgrader import ASSIGNMENT, CLI, DUE, GRADING, KIT, db_url, filled, new_course, submit
+from support.nbgrader_courses import ASSIGNMENT, CLI, DUE, GRADING, KIT, db_url, filled, new_course, submit
 
 from hostile.test_nbgrader import MUL, cell_of
 

@@ -24,7 +24,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from platforms.test_nbgrader import (
+from support.nbgrader_courses import (
     ASSIGNMENT,
     BUG,
     CLI,
