@@ -15,7 +15,7 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 import support
-from support import KIT
+from support import KIT, machine
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, CorpusError, build
 from support.shape import GRADED, not_graded
@@ -23,6 +23,7 @@ from support.shape import GRADED, not_graded
 from autograder.questions import SECRET_BYTES, Seed, official_seed
 from autograder.stubs import engine_files
 
+MACHINE_LOCKS = pytest.StashKey[Path]()  # the folder of the run's lock on the machine, under pytest-xdist
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("the kit's own tests")
@@ -39,17 +40,39 @@ def pytest_configure(config: pytest.Config) -> None:
     Processes that run a share of the tests (pytest-xdist's workers) take the one drawn for the run."""
     config.addinivalue_line("markers", "engine(name): a test about one engine, skipped (with the reason) "
                                        "where the kit's grading.toml grades none (support/shape.py)")
-    shared = getattr(config, "workerinput", {}).get("drawn_seed")
-    drawn = shared or config.getoption("--drawn-seed") or official_seed(
+    config.addinivalue_line("markers", "alone: a test that reads what the whole machine holds (every "
+                                       "worker's cgroup, say): no other test runs beside it under "
+                                       "pytest-xdist (support/machine.py)")
+    shared = getattr(config, "workerinput", {})
+    drawn = shared.get("drawn_seed") or config.getoption("--drawn-seed") or official_seed(
         os.urandom(SECRET_BYTES), {path.stem: path.read_bytes() for path in engine_files(KIT / "solutions")},
         "the kit's own tests").value
     support.configure(drawn, config.getoption("--exhaustive"))
+    if "machine_locks" in shared:
+        config.stash[MACHINE_LOCKS] = Path(shared["machine_locks"])
+    elif getattr(config.option, "numprocesses", None):
+        config.stash[MACHINE_LOCKS] = Path(tempfile.mkdtemp(prefix="kit-tests-machine-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and MACHINE_LOCKS in config.stash:
+        shutil.rmtree(config.stash[MACHINE_LOCKS], ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
-    """Each pytest-xdist worker asks at the seed drawn for the run, so that all collect the same tests."""
+    """Each pytest-xdist worker asks at the seed drawn for the run, so that all collect the same tests,
+    and shares the run's lock on the machine."""
     node.workerinput["drawn_seed"] = support.SEEDS[0]
+    node.workerinput["machine_locks"] = str(node.config.stash[MACHINE_LOCKS])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Every test holds the machine from its first fixture to its last teardown: shared, or alone."""
+    alone = item.get_closest_marker("alone") is not None
+    with machine.held(item.config.stash.get(MACHINE_LOCKS, None), alone):
+        return (yield)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

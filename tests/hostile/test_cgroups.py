@@ -212,6 +212,7 @@ def test_a_v1_clock_reads_cpuacct_usage_and_never_the_cpu_controller_s_cpu_stat(
         cgroups.remove(groups)
 
 
+@pytest.mark.alone  # counts every worker's cgroup on the machine
 def test_a_worker_that_never_started_leaves_no_cgroup(monkeypatch):
     """A zygote that takes a plan and never forks: the worker it was to start is started again,
     and the cgroup made for it, which no keeper will ever remove, is removed."""
