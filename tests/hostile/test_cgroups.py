@@ -305,7 +305,7 @@ def test_a_worker_clock_outlives_its_v2_cgroup():
 # -- the kit's own tests on the v2 path ---------------------------------------------------------------
 
 # Loaded into each pytest run on the v2-only host: it is one (or the run stops), and with
-# `writable`, test_isolation.py's container keeps a writable unified hierarchy of its own
+# `writable`, support/hostile.py's container keeps a writable unified hierarchy of its own
 # (root without CAP_SYS_ADMIN, in a cgroup it may write: v2 at the unprivileged level).
 ON_V2 = """
 import pytest
@@ -316,11 +316,11 @@ def pytest_configure(config):
     if cgroups.found().version != 2:
         raise pytest.UsageError(f"not on the v2 path: {cgroups.found()}")
     if WRITABLE:
-        from hostile import test_isolation
-        test_isolation.CONTAINER = test_isolation.CONTAINER.replace(
+        from support import hostile
+        hostile.CONTAINER = hostile.CONTAINER.replace(
             "mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup\\n",
             "mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup\\nmount -t cgroup2 cgroup2 /sys/fs/cgroup\\n")
-        assert "cgroup2" in test_isolation.CONTAINER
+        assert "cgroup2" in hostile.CONTAINER
 """
 # What meets a worker's cgroup in a whole grading (its time, its end, its leftovers), beyond the
 # tests above of the clock, the share and cgroups.kill: of test_submissions.py, a process left

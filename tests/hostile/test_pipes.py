@@ -20,6 +20,7 @@ import threading
 import time
 
 import pytest
+from support import hostile
 from support.hostile import TOOLS, make_submission, run_grading, scores
 
 from autograder import sandbox
@@ -48,7 +49,7 @@ _time.sleep(3600)
                     reason="both root levels need root with CAP_SYS_ADMIN, unshare and setpriv")
 @pytest.mark.parametrize("level", ["isolated", "container"])
 def test_a_worker_that_answers_ahead_and_stops_reading_holds_no_grading(place, level, monkeypatch):
-    monkeypatch.setattr(test_isolation, "GRADING_SECONDS", 300)  # it hung for good
+    monkeypatch.setattr(hostile, "GRADING_SECONDS", 300)  # it hung for good
     submission = make_submission(place["folder"] / f"pipes-{level}", "answers_ahead")
     with open(submission / "tensor.py", "a", encoding="utf-8") as file:
         file.write(FAKES_THEN_SLEEPS.replace("FAKES", "1000"))
