@@ -25,6 +25,7 @@ from autograder.stubs import engine_files
 
 MACHINE_LOCKS = pytest.StashKey[Path]()  # the folder of the run's lock on the machine, under pytest-xdist
 
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("the kit's own tests")
     group.addoption("--exhaustive", action="store_true",
@@ -280,19 +281,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.module in light)
 
 
-# Session fixtures that grade a whole corpus: the tests that use one run in one pytest-xdist worker.
-CORPUS_FIXTURES = {"corpus_grades": "corpus"}
+# The session fixture that grades the whole corpus: the tests that use it run in one pytest-xdist worker.
+CORPUS_GRADES = "corpus_grades"
 
 
 def shared_work(item: pytest.Item) -> str | None:
     """The group of tests that one pytest-xdist worker runs (`--dist loadgroup`), so that work they
-    share is done once: a corpus graded for the session, or a module's own module- or session-scoped
+    share is done once: the corpus graded for the session, or a module's own module- or session-scoped
     fixture (a mutation run, a class graded). None: the test may run in any worker."""
-    info = getattr(item, "_fixtureinfo", None)
+    definitions = item._fixtureinfo.name2fixturedefs if hasattr(item, "_fixtureinfo") else {}
     for name in getattr(item, "fixturenames", ()):
-        if name in CORPUS_FIXTURES:
-            return CORPUS_FIXTURES[name]
-        for fixture in (info.name2fixturedefs.get(name, ()) if info else ())[-1:]:
-            if fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
-                return fixture.baseid
+        if name == CORPUS_GRADES:
+            return name
+        fixture = definitions[name][-1] if definitions.get(name) else None
+        if fixture and fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
+            return fixture.baseid
     return None

@@ -30,9 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `autograder release` after `autograder check`; returns the exit status."""
-    targets = EVERY if args.target == "all" else {args.target: args.output}
     try:
-        if "nbgrader" in targets:
+        if args.target in ("nbgrader", "all"):
             notebooks()  # before the check, which takes a while
         if args.target == "all":
             prepare(args.output)
