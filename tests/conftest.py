@@ -15,7 +15,7 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 import support
-from support import KIT, machine
+from support import KIT, machine, shared_work
 from support.autograding import autograde_folder
 from support.corpus import CORPUS, CorpusError, build
 from support.shape import GRADED, not_graded
@@ -23,7 +23,7 @@ from support.shape import GRADED, not_graded
 from autograder.questions import SECRET_BYTES, Seed, official_seed
 from autograder.stubs import engine_files
 
-MACHINE_LOCKS = pytest.StashKey[Path]()  # the folder of the run's lock on the machine, under pytest-xdist
+SHARED = pytest.StashKey[Path]()  # under pytest-xdist, the folder every process of the run shares
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,30 +49,30 @@ def pytest_configure(config: pytest.Config) -> None:
         os.urandom(SECRET_BYTES), {path.stem: path.read_bytes() for path in engine_files(KIT / "solutions")},
         "the kit's own tests").value
     support.configure(drawn, config.getoption("--exhaustive"))
-    if "machine_locks" in shared:
-        config.stash[MACHINE_LOCKS] = Path(shared["machine_locks"])
+    if "shared_folder" in shared:
+        config.stash[SHARED] = Path(shared["shared_folder"])
     elif getattr(config.option, "numprocesses", None):
-        config.stash[MACHINE_LOCKS] = Path(tempfile.mkdtemp(prefix="kit-tests-machine-"))
+        config.stash[SHARED] = Path(tempfile.mkdtemp(prefix="kit-tests-run-"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput") and MACHINE_LOCKS in config.stash:
-        shutil.rmtree(config.stash[MACHINE_LOCKS], ignore_errors=True)
+    if not hasattr(config, "workerinput") and SHARED in config.stash:
+        shutil.rmtree(config.stash[SHARED], ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
     """Each pytest-xdist worker asks at the seed drawn for the run, so that all collect the same tests,
-    and shares the run's lock on the machine."""
+    and shares the run's folder: the lock on the machine, and the groups of tests that share work."""
     node.workerinput["drawn_seed"] = support.SEEDS[0]
-    node.workerinput["machine_locks"] = str(node.config.stash[MACHINE_LOCKS])
+    node.workerinput["shared_folder"] = str(node.config.stash[SHARED])
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Every test holds the machine from its first fixture to its last teardown: shared, or alone."""
     alone = item.get_closest_marker("alone") is not None
-    with machine.held(item.config.stash.get(MACHINE_LOCKS, None), alone):
+    with machine.held(item.config.stash.get(SHARED, None), alone):
         return (yield)
 
 
@@ -263,37 +263,28 @@ SLOW_FIXTURES = {"autograde", "sealed_reference", "sealed_at", "corpus_grades", 
                  "reference_cache", "bundle", "classroom_release"}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`pytest -m "not slow"` is the fast loop: what grades in a process of its own, trains at full
     length or mutates is marked slow (a module's pytestmark, or a fixture of SLOW_FIXTURES). A test
-    marked engine(name) is skipped where grading.toml grades no such engine, saying so."""
+    marked engine(name) is skipped where grading.toml grades no such engine, saying so. A
+    pytest-xdist worker writes which tests share work (support/shared_work.py)."""
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
         for marker in item.iter_markers("engine"):
             if reason := not_graded(marker.args[0]):
                 item.add_marker(pytest.mark.skip(reason=reason))
-        if group := shared_work(item):
-            item.add_marker(pytest.mark.xdist_group(group))
     # The modules whose every test is slow run first, each in its own order: under pytest-xdist the
     # longest work starts early, and no worker is left with it at the end while the other waits.
     light = {item.module for item in items if item.get_closest_marker("slow") is None}
     items.sort(key=lambda item: item.module in light)
+    if hasattr(config, "workerinput"):
+        shared_work.write_groups(config.stash[SHARED], items)
 
 
-# The session fixture that grades the whole corpus: the tests that use it run in one pytest-xdist worker.
-CORPUS_GRADES = "corpus_grades"
-
-
-def shared_work(item: pytest.Item) -> str | None:
-    """The group of tests that one pytest-xdist worker runs (`--dist loadgroup`), so that work they
-    share is done once: the corpus graded for the session, or a module's own module- or session-scoped
-    fixture (a mutation run, a class graded). None: the test may run in any worker."""
-    definitions = item._fixtureinfo.name2fixturedefs if hasattr(item, "_fixtureinfo") else {}
-    for name in getattr(item, "fixturenames", ()):
-        if name == CORPUS_GRADES:
-            return name
-        fixture = definitions[name][-1] if definitions.get(name) else None
-        if fixture and fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
-            return fixture.baseid
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under `--dist loadgroup`, the tests that share work run in one process (support/shared_work.py)."""
+    if config.getoption("dist") == "loadgroup":
+        return shared_work.GroupScheduling(config, log, config.stash[SHARED])
     return None

@@ -1,0 +1,49 @@
+"""The kit's tests in parallel: tests that share a module's fixture run in one process, so that
+it is built once (support/shared_work.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support import KIT
+
+MODULE = '''
+import os
+import time
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def built():
+    with open(os.environ["BUILT"], "a") as log:
+        log.write(f"{os.getpid()}\\n")
+
+
+@pytest.mark.parametrize("n", range(12))
+def test_shares(built, n):
+    pass
+
+
+@pytest.mark.parametrize("n", range(12))
+def test_on_its_own(n):
+    time.sleep(0.1)  # long enough that both processes take some
+    with open(os.environ["RAN"], "a") as log:
+        log.write(f"{os.getpid()}\\n")
+'''
+
+
+def test_a_module_fixture_is_built_once_by_two_processes(tmp_path: Path):
+    (tmp_path / "test_shared.py").write_text(MODULE, encoding="utf-8")
+    built, ran = tmp_path / "built.txt", tmp_path / "ran.txt"
+    env = {**os.environ, "PYTHONPATH": str(KIT / "tests"), "BUILT": str(built), "RAN": str(ran)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "--dist", "loadgroup",
+                           "-q", "-p", "no:cacheprovider", "test_shared.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "24 passed" in done.stdout, done.stdout[-3000:]
+    assert len(built.read_text().split()) == 1, "the module's fixture was built in more than one process"
+    assert len(set(ran.read_text().split())) == 2, "the tests on their own ran in one process"

@@ -1,0 +1,70 @@
+"""Tests that share work run in one process when the kit's tests run in parallel (pytest-xdist).
+
+A module- or session-scoped fixture is built once in each process that runs a test using it: a
+mutation run, a class graded or the corpus graded for the session would be built twice, once per
+core, if the tests that use it were spread. So each such test belongs to a group, and under
+`--dist loadgroup` a group goes to one process, whole:
+
+- the tests that use the corpus graded for the session (`corpus_grades`), wherever they are;
+- the tests that use a module's own module- or session-scoped fixture.
+
+pytest-xdist's own loadgroup reads a test's group from a suffix that its `xdist_group` mark adds
+to the test's node id, and pytest 9.2 no longer lets a plugin change a node id
+(pytest-dev/pytest-xdist#1386): the marks were there, and every group was spread. Here each
+process writes the groups as it collects (`write_groups`), into a folder that every process of
+the run shares, and the scheduler of the process that hands out the tests reads them
+(`GroupScheduling`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+CORPUS_GRADES = "corpus_grades"  # the session fixture that grades the whole corpus
+FILE = "groups.json"
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The group of tests that one process runs, so that work they share is done once; None: the
+    test may run in any process."""
+    definitions = item._fixtureinfo.name2fixturedefs if hasattr(item, "_fixtureinfo") else {}
+    for name in getattr(item, "fixturenames", ()):
+        if name == CORPUS_GRADES:
+            return name
+        fixture = definitions[name][-1] if definitions.get(name) else None
+        if fixture and fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
+            return fixture.baseid
+    return None
+
+
+def write_groups(folder: Path, items: list[pytest.Item]) -> None:
+    """Each grouped test's node id -> its group, in `folder` (every process collects the same
+    tests, so each writes the same file; the last write stands whole)."""
+    groups = {item.nodeid: group for item in items if (group := group_of(item))}
+    partial = folder / f"{FILE}.{os.getpid()}"
+    partial.write_text(json.dumps(groups), encoding="utf-8")
+    partial.replace(folder / FILE)
+
+
+class GroupScheduling(LoadScopeScheduling):
+    """pytest-xdist's scheduling by scope, where a test's scope is its group (or the test alone),
+    the groups in the order the tests were collected: the kit's tests put the longest first."""
+
+    def __init__(self, config: pytest.Config, log, folder: Path) -> None:
+        super().__init__(config, log)
+        self.folder = folder
+        self.groups: dict[str, str] | None = None
+
+    def _split_scope(self, nodeid: str) -> str:
+        if self.groups is None:  # first asked once every process has collected, and so written
+            self.groups = json.loads((self.folder / FILE).read_text(encoding="utf-8"))
+        return self.groups.get(nodeid, nodeid)
+
+    def schedule(self) -> None:
+        self.config.option.loadscopereorder = False  # keep the collection's order, longest first
+        super().schedule()
