@@ -41,6 +41,8 @@ def pytest_configure(config: pytest.Config) -> None:
     Processes that run a share of the tests (pytest-xdist's workers) take the one drawn for the run."""
     config.addinivalue_line("markers", "engine(name): a test about one engine, skipped (with the reason) "
                                        "where the kit's grading.toml grades none (support/shape.py)")
+    config.addinivalue_line("markers", "exhaustive: a test whose kind of check another test of the default "
+                                       "run makes too; only --exhaustive runs it (deselected otherwise)")
     config.addinivalue_line("markers", "alone: a test that reads what the whole machine holds (every "
                                        "worker's cgroup, say): no other test runs beside it under "
                                        "pytest-xdist (support/machine.py)")
@@ -78,7 +80,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """The seeds asked at, printed even with -q: a failure at the drawn one is repeated with it."""
-    more = "" if support.EXHAUSTIVE else "; --exhaustive adds " + ", ".join(support.FIXED_SEEDS)
+    more = "" if support.EXHAUSTIVE else ("; --exhaustive adds " + ", ".join(support.FIXED_SEEDS)
+                                          + " and the tests marked exhaustive")
     terminalreporter.write_line(f"grading seeds: {', '.join(support.EVERY_SEED)} (drawn for this run: "
                                 f"--drawn-seed {support.SEEDS[0]} asks its questions again{more})")
 
@@ -266,8 +269,14 @@ SLOW_FIXTURES = {"autograde", "sealed_reference", "sealed_at", "corpus_grades", 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`pytest -m "not slow"` is the fast loop: what grades in a process of its own, trains at full
     length or mutates is marked slow (a module's pytestmark, or a fixture of SLOW_FIXTURES). A test
-    marked engine(name) is skipped where grading.toml grades no such engine, saying so. A
-    pytest-xdist worker writes which tests share work (support/shared_work.py)."""
+    marked engine(name) is skipped where grading.toml grades no such engine, saying so; one
+    marked exhaustive is deselected but with --exhaustive. A pytest-xdist worker writes which
+    tests share work (support/shared_work.py)."""
+    if not support.EXHAUSTIVE:
+        more = [item for item in items if item.get_closest_marker("exhaustive")]
+        if more:
+            config.hook.pytest_deselected(items=more)
+            items[:] = [item for item in items if not item.get_closest_marker("exhaustive")]
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)

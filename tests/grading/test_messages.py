@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from support import KIT
-from support.autograding import autograde_folder
+from support.autograding import autograde_folder, printed_run
 from support.corpus import BUGS, CORPUS, GIVEN_CHANGES, Edit, Submission, build
 
 from autograder import scenario_sources
@@ -243,12 +243,6 @@ def test_a_training_run_says_where_it_departs_and_which_parts_it_needs(sealed_re
 
 # -- a student's default run: a line per lost check ---------------------------------------------
 
-def default_run(folder: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "pytest", "autograder", "-p", "no:cacheprovider",
-                           f"--submission={folder}"], cwd=KIT, capture_output=True, text=True, timeout=600)
-    return done.stdout
-
-
 # The part each corpus bug is in, by its name's first word: a stub of that part holds the bug
 # (None: a bug of the Value class itself, which no one stub holds).
 BUG_PART = {"values": None, "mul": "value.mul", "tanh": "value.tanh", "relu": "value.relu",
@@ -257,16 +251,17 @@ BUG_PART = {"values": None, "mul": "value.mul", "tanh": "value.tanh", "relu": "v
             "dual": "dual"}
 
 
-@pytest.mark.slow
-def test_a_default_run_gives_each_lost_check_one_line_that_names_its_mistake(tmp_path):
-    """For every bug of the corpus, `pytest autograder` as a student runs it: after pytest's own
+def test_a_default_run_gives_each_lost_check_one_line_that_names_its_mistake(sealed_reference, tmp_path):
+    """For every bug of the corpus, `pytest autograder` as a student runs it (against the sealed
+    reference, as in the handout): after pytest's own
     progress, one line per lost check (its part, its test, the first difference), the line of
     every check that names the mistake says so, no whole message, and the part it suggests to
     grade alone is the part whose stub holds the bug where that part lost points (tanh's, not
     stability's that needs it)."""
     def run(bug: Submission) -> str | None:
         build(bug, KIT / "solutions", tmp_path / bug.name)
-        output = default_run(tmp_path / bug.name)
+        output = printed_run(tmp_path / bug.name, tmp_path / f"{bug.name}.json",
+                             f"--reference={sealed_reference.path}")
         section = output.split(" lost checks ", 1)[1] if " lost checks " in output else "\n"
         lines = section.split("\n", 1)[1].split("Each one's whole message", 1)[0].splitlines()
         lost = [line for line in lines if line.split("  ")[0] in PARTS]

@@ -4,7 +4,9 @@ Value.log, Value.__pow__), an engine removed, a bigger training task.
 
 Each either works from `autograder check` to every release (and `autograder mutate`), or is
 refused by check, one line each naming the file and the fix; no command ends in a traceback
-(`autograder` of test_authoring.py asserts that of every run).
+(`autograder` of test_authoring.py asserts that of every run). Tensor.sum and Tensor.__matmul__
+go as Value.__pow__ goes, a new part from check to every release and mutate: only `--exhaustive`
+runs them.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ visibility = "visible"
 '''
 
 
+@pytest.mark.exhaustive  # test_pow_... takes a new part from check to every release and mutate too
 def test_a_tensor_rule_inside_backward_as_a_part_works_from_check_to_every_release(kit, tmp_path):
     """check names the training run that borrows the stub until also_costs says so; then every
     release holds it (the nbgrader notebook as an answer cell), and mutate kills its mutants."""
@@ -164,6 +167,7 @@ def test_a_sum_of_whole_numbers(grade, ask):
 '''
 
 
+@pytest.mark.exhaustive  # test_pow_... takes a new part from check to every release and mutate too
 def test_tensor_sum_as_a_part_works_from_check_to_every_release(kit, tmp_path):
     """No scenario of another part sums through Tensor.sum (broadcast_operand hands backward its
     upstream gradient), so the part is consistent as soon as it is written; mutate kills every

@@ -19,6 +19,13 @@ from autograder.staff.graders import GRADING_SECONDS, grade_folder
 KIT = Path(__file__).resolve().parent.parent.parent
 
 
+def printed_run(submission: Path, results: Path, *options: str) -> str:
+    """What `pytest autograder OPTIONS` on `submission` prints, as a grading process runs it (pytest's
+    progress, the lost checks, the score table)."""
+    grade_folder(submission, results, *options)
+    return results.with_name(results.name + ".log").read_text(encoding="utf-8")
+
+
 def autograde_folder(submission: Path, results: Path, *options: str,
                      env: dict | None = None) -> dict[str, dict]:
     """Grade `submission` as a TA would; results.json's entries by part id."""
