@@ -36,7 +36,7 @@ from nbgrader.api import Gradebook  # noqa: E402
 from autograder.config import load  # noqa: E402
 from autograder.notebook import grade_id  # noqa: E402
 from autograder.parts import engines  # noqa: E402
-from autograder.staff.nbgrader_course import BEGIN, END  # noqa: E402
+from autograder.staff.nbgrader_release import BEGIN, END  # noqa: E402
 
 ASSIGNMENT = "engines"
 SIZE = 10

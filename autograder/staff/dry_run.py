@@ -31,7 +31,7 @@ def unforeseen(what: str, error: BaseException) -> str:
 def build(target: str, kit: Path, out: Path, tests: list[SuiteTest]) -> None:
     """Build the release `target` into `out` as `autograder release` does, without sealing."""
     if target == "nbgrader":
-        from .nbgrader_course import write_notebooks  # nbformat and nbgrader are extras: load them only here
+        from .nbgrader_release import write_notebooks  # nbformat is an extra: load it only here
 
         out.mkdir(parents=True)
         write_notebooks(kit, out)

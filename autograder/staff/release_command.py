@@ -6,6 +6,7 @@ The command stands above both, as the check itself tries every release format.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -67,9 +68,12 @@ def build(target: str, out: Path, tests: list[SuiteTest]) -> None:
 
 
 def notebooks() -> Callable[[Path, Path], None]:
-    """nbgrader_course.write_notebooks; raises ReleaseError where nbgrader is not installed."""
-    try:  # nbformat and nbgrader are extras: load them only here
-        from .nbgrader_course import write_notebooks
+    """nbgrader_release.write_notebooks; raises ReleaseError where nbgrader, which the notebooks are
+    for, or nbformat, which writes them, is not installed."""
+    try:  # extras: nbformat is loaded only here, nbgrader (a second to import) only looked for
+        if importlib.util.find_spec("nbgrader") is None:
+            raise ModuleNotFoundError("No module named 'nbgrader'", name="nbgrader")
+        from .nbgrader_release import write_notebooks
     except ImportError as error:
         raise ReleaseError(f"the nbgrader notebooks need nbgrader ({error}); "
                            "pip install -e '.[nbgrader]'") from None

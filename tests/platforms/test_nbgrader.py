@@ -53,7 +53,8 @@ from support.shape import GRADED  # noqa: E402
 
 from autograder import intake  # noqa: E402
 from autograder.notebook import grade_id, score_notebooks  # noqa: E402
-from autograder.staff.nbgrader_course import BEGIN, END, build_notebook, course_config, notebook_module  # noqa: E402
+from autograder.staff.nbgrader_course import course_config, notebook_module  # noqa: E402
+from autograder.staff.nbgrader_release import BEGIN, END, build_notebook  # noqa: E402
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 @pytest.fixture(scope="module")

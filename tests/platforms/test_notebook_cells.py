@@ -16,7 +16,7 @@ from support.shape import GRADED
 
 from autograder.config import load
 from autograder.notebook import NotebookError
-from autograder.staff.nbgrader_course import BEGIN, END, build_notebook
+from autograder.staff.nbgrader_release import BEGIN, END, build_notebook
 from autograder.stubs import write_student_files
 
 

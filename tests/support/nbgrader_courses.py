@@ -24,7 +24,7 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed: pip install n
 from nbgrader.api import Gradebook  # noqa: E402 - only once nbgrader is known to be there
 
 from autograder.notebook import grade_id  # noqa: E402
-from autograder.staff.nbgrader_course import BEGIN, END  # noqa: E402
+from autograder.staff.nbgrader_release import BEGIN, END  # noqa: E402
 
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
 GRADING = load(KIT / "grading.toml")
