@@ -6,7 +6,9 @@ core, if the tests that use it were spread. So each such test belongs to a group
 `--dist loadgroup` a group goes to one process, whole:
 
 - the tests that use the corpus graded for the session (`corpus_grades`), wherever they are;
-- the tests that use a module's own module- or session-scoped fixture.
+- the tests that use a module's own module- or session-scoped fixture;
+- and, together, tests that share any of these through others (a test that uses both a module's
+  fixture and the corpus joins the two groups).
 
 pytest-xdist's own loadgroup reads a test's group from a suffix that its `xdist_group` mark adds
 to the test's node id, and pytest 9.2 no longer lets a plugin change a node id
@@ -29,25 +31,42 @@ CORPUS_GRADES = "corpus_grades"  # the session fixture that grades the whole cor
 FILE = "groups.json"
 
 
-def group_of(item: pytest.Item) -> str | None:
-    """The group of tests that one process runs, so that work they share is done once; None: the
-    test may run in any process."""
+def shared(item: pytest.Item) -> set[str]:
+    """What `item` shares with other tests: the corpus graded for the session, and each module- or
+    session-scoped fixture of a test module that it uses."""
     definitions = item._fixtureinfo.name2fixturedefs if hasattr(item, "_fixtureinfo") else {}
+    found = set()
     for name in getattr(item, "fixturenames", ()):
-        if name == CORPUS_GRADES:
-            return name
         fixture = definitions[name][-1] if definitions.get(name) else None
-        if fixture and fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
-            return fixture.baseid
-    return None
+        if name == CORPUS_GRADES:
+            found.add(name)
+        elif fixture and fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
+            found.add(f"{fixture.baseid}::{name}")
+    return found
+
+
+def groups(items: list[pytest.Item]) -> dict[str, str]:
+    """Node id -> group, for each test that shares work: tests that share anything, directly or
+    through others, are one group (named by one of the things they share)."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    sharing = {item.nodeid: sorted(keys) for item in items if (keys := shared(item))}
+    for keys in sharing.values():
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    return {nodeid: root(keys[0]) for nodeid, keys in sharing.items()}
 
 
 def write_groups(folder: Path, items: list[pytest.Item]) -> None:
     """Each grouped test's node id -> its group, in `folder` (every process collects the same
     tests, so each writes the same file; the last write stands whole)."""
-    groups = {item.nodeid: group for item in items if (group := group_of(item))}
     partial = folder / f"{FILE}.{os.getpid()}"
-    partial.write_text(json.dumps(groups), encoding="utf-8")
+    partial.write_text(json.dumps(groups(items)), encoding="utf-8")
     partial.replace(folder / FILE)
 
 
