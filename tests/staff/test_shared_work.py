@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
-from support import KIT
+from support import KIT, shared_work
 
 MODULE = '''
 import os
@@ -47,3 +48,14 @@ def test_a_module_fixture_is_built_once_by_two_processes(tmp_path: Path):
     assert "24 passed" in done.stdout, done.stdout[-3000:]
     assert len(built.read_text().split()) == 1, "the module's fixture was built in more than one process"
     assert len(set(ran.read_text().split())) == 2, "the tests on their own ran in one process"
+
+
+def test_tests_that_share_work_through_others_are_one_group(monkeypatch):
+    """A test that uses the corpus and a module's fixture joins the tests of each: the corpus and
+    the fixture are then each built once, in one process."""
+    uses = {"a": {"corpus_grades"}, "b": {"corpus_grades", "m.py::x"}, "c": {"m.py::x"}, "d": {"n.py::y"},
+            "e": set()}
+    monkeypatch.setattr(shared_work, "shared", lambda item: uses[item.nodeid])
+    found = shared_work.groups([SimpleNamespace(nodeid=name) for name in uses])
+    assert found["a"] == found["b"] == found["c"] != found["d"]
+    assert "e" not in found
