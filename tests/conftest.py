@@ -273,10 +273,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     marked exhaustive is deselected but with --exhaustive. A pytest-xdist worker writes which
     tests share work (support/shared_work.py)."""
     if not support.EXHAUSTIVE:
-        more = [item for item in items if item.get_closest_marker("exhaustive")]
+        more = {item for item in items if item.get_closest_marker("exhaustive")}
         if more:
-            config.hook.pytest_deselected(items=more)
-            items[:] = [item for item in items if not item.get_closest_marker("exhaustive")]
+            config.hook.pytest_deselected(items=list(more))
+            items[:] = [item for item in items if item not in more]
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)

@@ -278,13 +278,18 @@ _pools: list[Pool] = []
 GRADING_SECONDS = 1800  # a grading that takes this long is stuck: a normal one takes seconds
 
 
+def grading_log(results: Path) -> Path:
+    """Where `grade_folder` writes what the grading printed, beside its results.json."""
+    return results.with_name(results.name + ".log")
+
+
 def grade_folder(submission: Path, results: Path, *options: str) -> dict[str, dict]:
     """Grade `submission` as `pytest autograder` does, in a grading process that stays (one pool
     per program); results.json's entries by part id. Raises RuntimeError when no results came."""
     if not _pools:
         _pools.append(Pool())
         atexit.register(_pools[0].close)
-    log = results.with_name(results.name + ".log")
+    log = grading_log(results)
     code = _pools[0].grade([f"--submission={submission}", f"--results-json={results}", *options], log,
                            GRADING_SECONDS)
     if code not in (0, 1) or not results.is_file():  # 0: all passed, 1: some failed

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.staff.graders import GRADING_SECONDS, grade_folder
+from autograder.staff.graders import GRADING_SECONDS, grade_folder, grading_log
 
 KIT = Path(__file__).resolve().parent.parent.parent
 
@@ -23,7 +23,7 @@ def printed_run(submission: Path, results: Path, *options: str) -> str:
     """What `pytest autograder OPTIONS` on `submission` prints, as a grading process runs it (pytest's
     progress, the lost checks, the score table)."""
     grade_folder(submission, results, *options)
-    return results.with_name(results.name + ".log").read_text(encoding="utf-8")
+    return grading_log(results).read_text(encoding="utf-8")
 
 
 def autograde_folder(submission: Path, results: Path, *options: str,

@@ -76,6 +76,7 @@ class GroupScheduling(LoadScopeScheduling):
 
     def __init__(self, config: pytest.Config, log, folder: Path) -> None:
         super().__init__(config, log)
+        config.option.loadscopereorder = False  # keep the collection's order, longest first
         self.folder = folder
         self.groups: dict[str, str] | None = None
 
@@ -83,7 +84,3 @@ class GroupScheduling(LoadScopeScheduling):
         if self.groups is None:  # first asked once every process has collected, and so written
             self.groups = json.loads((self.folder / FILE).read_text(encoding="utf-8"))
         return self.groups.get(nodeid, nodeid)
-
-    def schedule(self) -> None:
-        self.config.option.loadscopereorder = False  # keep the collection's order, longest first
-        super().schedule()

@@ -11,10 +11,13 @@ Pythons started afresh.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import select
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,7 +49,7 @@ for line in sys.stdin:
         sys.stderr.flush()
         os._exit(status)
     os.waitpid(pid, 0)
-    print(json.dumps("done"), flush=True)
+    print(flush=True)  # done
 """
 
 
@@ -58,9 +61,13 @@ class Snippets:
         self.scratch = Path(tempfile.mkdtemp(prefix="kit-snippets-"))
         self.idle: queue.Queue[subprocess.Popen] = queue.Queue()
         for _ in range(pythons):
-            self.idle.put(subprocess.Popen([sys.executable, "-c", RUNNER], stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, text=True, start_new_session=True,
-                                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}))
+            self.idle.put(self._start())
+
+    @staticmethod
+    def _start() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True, start_new_session=True,
+                                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
 
     def run(self, code: str, folder: Path) -> tuple[str, str]:
         python = self.idle.get()
@@ -70,8 +77,11 @@ class Snippets:
                                        "stderr": str(err)}) + "\n")
         python.stdin.flush()
         if not select.select([python.stdout], [], [], SECONDS)[0] or not python.stdout.readline():
-            python.kill()
-            raise TimeoutError(f"a snippet ran over {SECONDS} s in {folder}:\n{code}")
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(python.pid, signal.SIGKILL)  # the Python and the snippet's fork
+            python.wait()
+            self.idle.put(self._start())  # the next snippet gets a Python of its own
+            raise TimeoutError(f"a snippet ran over {SECONDS} s, or its Python died, in {folder}:\n{code}")
         self.idle.put(python)
         return tuple(path.read_text(encoding="utf-8", errors="replace") for path in (out, err))
 
@@ -80,6 +90,4 @@ class Snippets:
             python = self.idle.get()
             python.stdin.close()
             python.wait()
-        for path in self.scratch.iterdir():
-            path.unlink()
-        self.scratch.rmdir()
+        shutil.rmtree(self.scratch)
