@@ -365,21 +365,26 @@ while True:
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_a_killed_grader_takes_its_workers_with_it(place, level, how):
     submission = make_submission(place["folder"] / level, f"hangs-{how.name}", in_backward=HANG)
-    wrap, extra = prefix(level, place["folder"] / f"killed-{level}-{how.name}")
-    grading = subprocess.Popen(
-        [*wrap, sys.executable, "-m", "pytest", "autograder", f"--submission={submission}", "-q",
-         "-p", "no:cacheprovider", "--grading=" + str(place["grading"]),
-         "--reference=" + str(place["sealed"])],
-        cwd=KIT, env={**os.environ, **extra}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
+    work = place["folder"] / f"killed-{level}-{how.name}"
+    wrap, extra = prefix(level, work)
+    work.mkdir(parents=True, exist_ok=True)
+    log = work / "grading.log"
+    with log.open("wb") as output:
+        grading = subprocess.Popen(
+            [*wrap, sys.executable, "-m", "pytest", "autograder", f"--submission={submission}", "-q",
+             "-p", "no:cacheprovider", "--grading=" + str(place["grading"]),
+             "--reference=" + str(place["sealed"])],
+            cwd=KIT, env={**os.environ, **extra}, stdout=output, stderr=subprocess.STDOUT,
+            start_new_session=True)
     def its_workers() -> list[tuple[int, int]]:  # not those of another grader on this machine
         mine = descendants()
         return [(pid, uid) for pid, uid in worker_processes() if pid in mine]
 
     deadline = time.monotonic() + 60
-    while len(its_workers()) < 2 and time.monotonic() < deadline:  # a hanging worker and its child
-        time.sleep(0.05)
-    assert its_workers(), "no worker started"
+    while len(its_workers()) < 2 and time.monotonic() < deadline and grading.poll() is None:
+        time.sleep(0.05)  # a hanging worker and its child
+    state = "still runs" if grading.poll() is None else f"ended with exit status {grading.returncode}"
+    assert its_workers(), f"no worker started; the grading {state}, and printed:\n{log.read_text()[-3000:]}"
     os.killpg(grading.pid, how)  # the grader and its launchers; the keepers are in sessions of their own
     grading.wait(30)
 
