@@ -66,12 +66,13 @@ class _Source:
         return b"".join(self.lines[:first] + middle + self.lines[last + 1:]).decode("utf-8")
 
 
-def _rewrite(source: _Source, sites: Sites, edit: Edit, tree: ast.Module, top: int) -> str:
+def _rewrite(source: _Source, sites: Sites, edit: Edit, tree: ast.Module, stub: str) -> str:
     """The mutated file's text: `tree`, with `edit` applied, written back into the source by
     rewriting as little as parses back to the edited tree (so a mutant's diff is a line or a few):
-    the expression, in parentheses, or its whole statement. Only the top-level statement `top`,
-    which holds the edit, is compared: the rewrite changes no line outside it. Raises MutantError."""
-    wanted = ast.dump(tree.body[top])
+    the expression, in parentheses, or its whole statement. Only the stub function `stub`, which
+    holds the edit, is compared: the rewrite changes no line outside it, and one whose text reached
+    past it would change the stub's tree too. Raises MutantError."""
+    wanted = ast.dump(dict(functions(tree))[stub])
     if edit.new is DELETE:
         attempts: list[tuple[ast.AST, str | None]] = [(edit.span, None)]
     else:
@@ -87,7 +88,8 @@ def _rewrite(source: _Source, sites: Sites, edit: Edit, tree: ast.Module, top: i
             parsed = ast.parse(mutated)
         except SyntaxError:
             continue
-        if len(parsed.body) == len(tree.body) and ast.dump(parsed.body[top]) == wanted:
+        rewritten = dict(functions(parsed)).get(stub) if len(parsed.body) == len(tree.body) else None
+        if rewritten is not None and ast.dump(rewritten) == wanted:
             return mutated
     raise MutantError(f"line {edit.span.lineno} of {edit.function}: no rewrite of the edit parses "
                       "back to the edited tree")
@@ -184,8 +186,6 @@ def generate(kit: Path = KIT, parts: list[str] | None = None, per_stub: int | No
             if not own:
                 continue
             sites = Sites(function, qualname, kinds_of)
-            top = next(index for index, node in enumerate(tree.body)
-                       if node.lineno <= function.lineno <= node.end_lineno)
             made = 0
             for edit in sites.edits:
                 region = _inside(own, edit.span)
@@ -193,7 +193,7 @@ def generate(kit: Path = KIT, parts: list[str] | None = None, per_stub: int | No
                     continue
                 edit.apply()
                 try:
-                    mutated = _rewrite(source, sites, edit, tree, top)
+                    mutated = _rewrite(source, sites, edit, tree, qualname)
                 finally:
                     edit.undo()
                 if mutated in seen:
