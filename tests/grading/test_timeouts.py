@@ -1,5 +1,6 @@
 """A hang costs each part it hangs in the part's budget of CPU time, and a check that times out
-after others answered costs that check alone.
+after others answered costs that check alone. A scenario that runs out of CPU time is asked once
+more, and the second answer is judged: a moment the machine took from the worker costs nothing.
 
 The runner is given a reference that answers at once, with a time per scenario, and a
 submission whose scenarios take whatever time a test says, or time out: what each part's
@@ -55,22 +56,46 @@ def ask(runner: Runner, part: str, scenario_ids: list[str]) -> list[Ending]:
 SMALL = [f"backward:s{index}" for index in range(9)]  # nine small scenarios, as value.backward has
 
 
-def test_a_hang_in_a_part_of_small_scenarios_costs_one_limit():
+def test_a_hang_in_a_part_of_small_scenarios_costs_one_scenario_asked_twice():
     submission = Submission(hangs=set(SMALL))
     runner = runner_for(submission, dict.fromkeys(SMALL, 0.0005))
     endings = ask(runner, "value.backward", SMALL)
     assert endings == [Ending.TIMED_OUT] + [Ending.NOT_RUN] * 8
-    assert submission.spent == pytest.approx(LIMITS.time_floor_seconds)
+    assert submission.ran == [SMALL[0], SMALL[0]]
+    assert submission.spent == pytest.approx(2 * LIMITS.time_floor_seconds)
     message = runner.run(SMALL[-1], {"n": 8}, "value.backward")[1].failure
     assert message == ("not run: every scenario of this part so far ran out of time (0.10 s of CPU time, "
                        "its whole budget)")
 
 
-def test_a_hang_in_a_long_scenario_costs_its_limit():
+def test_a_hang_in_a_long_scenario_costs_its_limit_twice():
     submission = Submission(hangs={"training:moons"})
     runner = runner_for(submission, {"training:moons": 0.075})
     assert ask(runner, "value.training", ["training:moons"]) == [Ending.TIMED_OUT]
-    assert submission.spent == pytest.approx(LIMITS.time_multiplier * 0.075)
+    assert submission.spent == pytest.approx(2 * LIMITS.time_multiplier * 0.075)
+
+
+class Interrupted(Submission):
+    """A submission whose first run of each scenario in `once` the machine put past its limit
+    (as a host that takes the CPU away while the worker runs it does); its second is in time."""
+
+    def __init__(self, once: set[str]) -> None:
+        super().__init__(hangs=set())
+        self.once = set(once)
+
+    def run(self, scenario_id: str, kwargs: dict, limit: float, **drawing) -> Reply:
+        if scenario_id in self.once:
+            self.once.discard(scenario_id)
+            self.ran.append(scenario_id)
+            return Reply(failure=timed_out(limit), ending=Ending.TIMED_OUT, seconds=limit)
+        return super().run(scenario_id, kwargs, limit, **drawing)
+
+
+def test_a_scenario_the_machine_put_past_its_limit_once_is_judged_by_its_second_answer():
+    submission = Interrupted(once={SMALL[2], SMALL[3]})  # two in a row, which would stop the part
+    runner = runner_for(submission, dict.fromkeys(SMALL, 0.0005))
+    assert ask(runner, "value.backward", SMALL) == [Ending.ANSWERED] * 9
+    assert submission.ran == SMALL[:3] + [SMALL[2], SMALL[3], SMALL[3]] + SMALL[4:]
 
 
 def test_a_correct_submission_runs_every_scenario_however_slow_within_its_limits():
