@@ -66,10 +66,10 @@ def run_unless_busy(worker: Worker, scenario_id: str, kwargs: dict, limit: float
 
 
 def answer_in_time(worker: Worker, scenario_id: str, kwargs: dict, limit: float) -> Reply:
-    """run_unless_busy, asked once more when it ran out of CPU time. A moment of the machine's
-    can put a correct answer past a limit of a tenth of a second (a host that takes the CPU
-    away while the worker is on it: the kernel charges that time to the worker), and a slow
-    submission is slow both times; the second answer is the one judged."""
+    """run_unless_busy, asked once more when it ran out of CPU time, and the second answer judged.
+    A loaded machine once put a correct answer to a scenario the reference runs in no time past
+    the limit of a tenth of a second (the moment was charged to the worker's clock; where from is
+    not known); a slow submission is slow both times."""
     answer = run_unless_busy(worker, scenario_id, kwargs, limit)
     if answer.ending is Ending.TIMED_OUT:
         answer = run_unless_busy(worker, scenario_id, kwargs, limit)

@@ -66,13 +66,15 @@ class _Source:
         return b"".join(self.lines[:first] + middle + self.lines[last + 1:]).decode("utf-8")
 
 
-def _rewrite(source: _Source, sites: Sites, edit: Edit, tree: ast.Module, stub: str) -> str:
+def _rewrite(source: _Source, sites: Sites, edit: Edit, tree: ast.Module, stub: str,
+             edited: ast.FunctionDef) -> str:
     """The mutated file's text: `tree`, with `edit` applied, written back into the source by
     rewriting as little as parses back to the edited tree (so a mutant's diff is a line or a few):
-    the expression, in parentheses, or its whole statement. Only the stub function `stub`, which
-    holds the edit, is compared: the rewrite changes no line outside it, and one whose text reached
-    past it would change the stub's tree too. Raises MutantError."""
-    wanted = ast.dump(dict(functions(tree))[stub])
+    the expression, in parentheses, or its whole statement. Only the stub function `stub` (its
+    node in `tree`, `edited`), which holds the edit, is compared: the rewrite changes no line
+    outside it, and one whose text reached past it would change the stub's tree too. Raises
+    MutantError."""
+    wanted = ast.dump(edited)
     if edit.new is DELETE:
         attempts: list[tuple[ast.AST, str | None]] = [(edit.span, None)]
     else:
@@ -193,7 +195,7 @@ def generate(kit: Path = KIT, parts: list[str] | None = None, per_stub: int | No
                     continue
                 edit.apply()
                 try:
-                    mutated = _rewrite(source, sites, edit, tree, qualname)
+                    mutated = _rewrite(source, sites, edit, tree, qualname, function)
                 finally:
                     edit.undo()
                 if mutated in seen:
