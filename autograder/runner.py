@@ -108,6 +108,11 @@ def folder_digest(folder: Path) -> str:
     return files_digest(read_files(folder)[0])
 
 
+def what_it_said(answer: Reply) -> str:
+    """A reply's answer, its observations or the exception it raised, as one comparable text."""
+    return json.dumps([answer.observations, answer.said()], sort_keys=True)
+
+
 def scenario_key(scenario_id: str, kwargs: dict) -> str:
     text = json.dumps([scenario_id, kwargs], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -449,9 +454,6 @@ class Runner:
         failed. The submission's come from running it again (a correct submission never pays
         for them), and only where the reference drew some and that run answered exactly as the
         judged one did, so that they explain the very answer judged."""
-        def what_it_said(answer: Reply) -> str:
-            return json.dumps([answer.observations, answer.said()], sort_keys=True)
-
         expected = self.reference.graphs(scenario_id, kwargs)
         if not expected:
             return None, None
@@ -463,13 +465,19 @@ class Runner:
     def answers_differently_again(self, scenario_id: str, kwargs: dict) -> bool:
         """Does the submission answer differently in another process (with another history)?
 
-        An engine that visits a set of parents, ordered by memory addresses, can do that.
+        An engine that visits a set of parents, ordered by memory addresses, can do that: one run
+        can answer with numbers and the other raise. Of an exception, only its type counts (its
+        message may name an object's address). A run that did not answer (it timed out, crashed)
+        says nothing about the engine's answer.
         """
+        def answer(reply: Reply) -> object:
+            return reply.observations if reply.raised is None else ("raised", reply.raised.type)
+
         _, got, _ = self.run(scenario_id, kwargs)
-        if got.observations is None:
+        if got.failure:
             return False
         rerun = self.rerun(scenario_id, kwargs)
-        return rerun.observations is not None and rerun.observations != got.observations
+        return not rerun.failure and answer(rerun) != answer(got)
 
     def close(self) -> None:
         self.submission.close()

@@ -17,7 +17,7 @@ from support import KIT
 from support.autograding import autograde_folder, printed_run
 from support.corpus import BUGS, CORPUS, GIVEN_CHANGES, Edit, Submission, build
 
-from autograder import scenario_sources
+from autograder import judge, scenario_sources
 from autograder.config import load
 from autograder.parts import start_with
 from autograder.stubs import OPERATORS, handout
@@ -239,6 +239,33 @@ def test_a_training_run_says_where_it_departs_and_which_parts_it_needs(sealed_re
     assert "a gradient (an operation's rule, backward() or zero_grad()) is wrong" in message
     assert ("This check needs value.backward, value.mul, value.relu and value.zero_grad: a bug in any of "
             "them may cost it. Of those, value.mul lost points too: start with its messages.") in message
+
+
+def test_a_run_that_raises_in_one_worker_and_not_in_the_other_is_said_to_be_unsteady(sealed_reference,
+                                                                                     tmp_path):
+    """An engine that follows memory addresses can end a training run with numbers where its
+    objects lie in the judged worker, and raise where they lie in the second one (a run that
+    overflows in one order of its nodes only): the message says that its snippet may print
+    otherwise, as it says of two runs that give different numbers.
+
+    The engine here tells the second worker by the objects the grader placed first in it, once
+    per process: a stand-in for an order of nodes that the addresses decide."""
+    folder = tmp_path / "backward-follows-addresses"
+    build(Submission("backward-follows-addresses", (
+        Edit("value", "import math\n", "import gc\nimport math\n\nMOVED = []\n"),
+        Edit("value", "        self.grad = 1.0\n        for node in reversed(order):\n",
+             "        if not MOVED:\n"
+             "            MOVED.append(any(type(o).__name__ == 'Shift' for o in gc.get_objects()))\n"
+             "        if MOVED[0]:\n"
+             "            raise OverflowError('math range error')\n"
+             "        self.grad = 2.0\n        for node in reversed(order):\n"),
+    )), KIT / "solutions", folder)
+    parts, _ = failures(folder, tmp_path, sealed_reference.path)
+    training = parts["value.training"]
+    assert training["score"] < training["max_score"]
+    came_out = re.search(r"^Came out: (.*)$", training["output"], re.MULTILINE)
+    assert came_out and "raised" not in came_out[1], training["output"]
+    assert " ".join(judge.UNSTEADY.split()) in " ".join(training["output"].split()), training["output"]
 
 
 # -- a student's default run: a line per lost check ---------------------------------------------
