@@ -24,8 +24,8 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT / "tests"))  # the corpus and the way the kit's tests grade a folder live there
 
-from autograding import autograde_folder  # noqa: E402
-from corpus import bug_folders  # noqa: E402
+from support.autograding import autograde_folder  # noqa: E402
+from support.corpus import bug_folders  # noqa: E402
 
 from autograder.config import load  # noqa: E402
 from mutants.grading import collected_tests, grade_all, unfailed  # noqa: E402

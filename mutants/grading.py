@@ -48,33 +48,39 @@ def _outcomes(junit: Path) -> dict[str, str]:
 
 
 def grade(folder: Path, sealed: Path, scratch: Path, seed: str = "public",
-          modules: tuple[str, ...] = ()) -> GradedFolder:
+          modules: tuple[str, ...] = (), parts: tuple[str, ...] = ()) -> GradedFolder:
     """GradedFolder `folder` as a TA does (in the grading processes of graders.py), at `seed`, against the
     reference sealed at it, with every test's outcome from --junitxml; with `modules`, only the
-    tests of those suite modules (test_value_mul, ...)."""
+    tests of those suite modules (test_value_mul, ...), and the scores of `parts`, theirs."""
     scratch.mkdir(parents=True, exist_ok=True)
     junit = scratch / "junit.xml"
     start = time.perf_counter()
     chosen = ("-k", " or ".join(modules)) if modules else ()
-    parts = grade_folder(folder, scratch / "results.json", f"--reference={sealed}",
-                         f"--junitxml={junit}", "--grading-seed", seed, *chosen)
-    return GradedFolder({part: (entry["score"], entry["max_score"]) for part, entry in parts.items()},
-                 _outcomes(junit), {part: entry["output"] for part, entry in parts.items()
+    entries = grade_folder(folder, scratch / "results.json", f"--reference={sealed}",
+                           f"--junitxml={junit}", "--grading-seed", seed, *chosen)
+    if modules:  # a part none of whose tests ran says "all 0 checks passed" with no points
+        entries = {part: entry for part, entry in entries.items() if part in parts}
+    return GradedFolder({part: (entry["score"], entry["max_score"]) for part, entry in entries.items()},
+                 _outcomes(junit), {part: entry["output"] for part, entry in entries.items()
                                     if entry["score"] < entry["max_score"]},
                  time.perf_counter() - start)
 
 
 def grade_all(folders: dict[str, Path], sealed: Path, scratch: Path, workers: int, seed: str = "public",
-              modules: dict[str, tuple[str, ...]] | None = None) -> dict[str, GradedFolder]:
+              parts: dict[str, tuple[str, ...]] | None = None, kit: Path = KIT) -> dict[str, GradedFolder]:
     """Every folder graded at `seed`, `workers` at a time (one grading keeps about one core
-    busy); `modules` limits a folder's grading to the suite modules it names for it."""
+    busy); `parts` limits a folder's grading to the suites of the parts it names for it (none:
+    every suite)."""
     from concurrent.futures import ThreadPoolExecutor
+
+    held = suite_modules(kit) if parts else {}
 
     def one(numbered: tuple[int, str]) -> GradedFolder:
         number, name = numbered
+        asked = (parts or {}).get(name, ())
+        modules = tuple(sorted({module for part in asked for module in held.get(part, ())}))
         try:
-            chosen = (modules or {}).get(name, ())
-            return grade(folders[name], sealed, scratch / f"grade-{number}", seed, chosen)
+            return grade(folders[name], sealed, scratch / f"grade-{number}", seed, modules, asked)
         except RuntimeError as error:
             raise RuntimeError(f"grading {name} ({folders[name]}) failed: {error}") from error
 

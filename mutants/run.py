@@ -3,10 +3,17 @@
 `mutation_run()` generates every mutant of the parts asked for, probes each, and grades the
 behaviour-changing ones; `MutationRun.report()` gives the score per part, the survivors with
 their diffs, the mutants that cost another part, and the equivalent ones.
+
+A mutant edits one stub, so it can change only what runs that stub: its own part's tests, and
+those of the parts that declare they may pay for a bug in it (`also_costs`, which `autograder
+check` proves complete from the stubs each scenario call reaches). Each is graded by those
+suites alone; one mutant of each stub (drawn by `whole_seed`) by every suite, so that a part it
+costs and does not declare still shows.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +22,7 @@ from autograder.config import KIT_ROOT as KIT
 from autograder.parts import declared
 
 from .generate import Mutant, generate
-from .grading import GradedFolder, grade_all, suite_modules
+from .grading import GradedFolder, grade_all
 from .probe import Probe, Verdict
 from .replay import SuiteCall, suite_calls
 
@@ -39,6 +46,7 @@ class MutationRun:
     grading_seconds: float
     parts: list[str] = field(default_factory=list)
     kit: Path = KIT
+    whole: set[str] = field(default_factory=set)  # the mutants graded by every suite
 
     @property
     def changing(self) -> list[Mutant]:
@@ -54,6 +62,10 @@ class MutationRun:
     def survivors(self) -> list[Mutant]:
         """Behaviour-changing mutants that kept full marks on their own part."""
         return [m for m in self.changing if m.part not in self.grades[m.id].lost]
+
+    def asked(self, mutant: Mutant) -> tuple[str, ...]:
+        """The parts whose suites graded `mutant`; () for every suite."""
+        return () if mutant.id in self.whole else (mutant.part, *sorted(may_also_cost(mutant.part, self.kit)))
 
     def costs_others(self) -> dict[str, list[str]]:
         """Mutant id -> the parts it cost besides its own (and those it may cost by nature)."""
@@ -85,7 +97,9 @@ class MutationRun:
                  f"({100 * killed / max(1, len(changing)):.1f} %); {len(self.mutants)} generated, "
                  f"{len(self.equivalent)} equivalent",
                  f"generating {self.generate_seconds:.1f} s, probing {self.probe_seconds:.1f} s, "
-                 f"grading {self.grading_seconds:.1f} s ({len(self.grades)} gradings)", "",
+                 f"grading {self.grading_seconds:.1f} s ({len(self.grades)} gradings: "
+                 f"{len(self.grades) - len(self.whole)} by the suites of the mutant's own part and of "
+                 f"the parts it may also cost, {len(self.whole)} by every suite, one of each stub)", "",
                  f"{'part':20} {'mutants':>8} {'equivalent':>11} {'changing':>9} {'killed':>7} "
                  f"{'survived':>9}"]
         for part in self.parts or sorted({m.part for m in self.mutants}):
@@ -121,11 +135,26 @@ def _indent(text: str, spaces: int) -> str:
     return "".join(" " * spaces + line for line in text.splitlines(keepends=True))
 
 
+def whole_of_each_stub(changing: list[Mutant], seed: str | None) -> set[str]:
+    """One behaviour-changing mutant of each stub, drawn by `seed` (None: every one): those
+    graded by every suite."""
+    if seed is None:
+        return {mutant.id for mutant in changing}
+    by_stub: dict[tuple[str, str], list[Mutant]] = {}
+    for mutant in changing:
+        by_stub.setdefault((mutant.engine, mutant.stub), []).append(mutant)
+    draw = random.Random(seed)
+    return {draw.choice(found).id for found in by_stub.values()}
+
+
 def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,
-                 parts: list[str] | None = None, calls: list[SuiteCall] | None = None) -> MutationRun:
+                 parts: list[str] | None = None, calls: list[SuiteCall] | None = None,
+                 whole_seed: str | None = "") -> MutationRun:
     """Generate, probe (in this process, main thread), then grade every behaviour-changing
     mutant; with `parts`, of those parts' stubs only. The probe replays `calls`, the scenario
-    calls of the suites (by default those of a grading of the reference made here)."""
+    calls of the suites (by default those of a grading of the reference made here). A mutant is
+    graded by its own part's suites and those of the parts it may also cost; one of each stub,
+    drawn by `whole_seed`, by every suite (every mutant, with None)."""
     start = time.perf_counter()
     mutants = generate(kit, parts)
     if calls is None:
@@ -135,17 +164,19 @@ def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,
     verdicts = {m.id: probe(m) for m in mutants}
     probed = time.perf_counter()
     changing = [m for m in mutants if verdicts[m.id].changes]
+    run = MutationRun(mutants, verdicts, {}, generated - start, probed - generated, 0.0, parts or [], kit,
+                      whole_of_each_stub(changing, whole_seed))
     folders = {m.id: m.write(scratch / f"mutant-{n}", kit / "solutions") for n, m in enumerate(changing)}
-    grades = grade_all(folders, sealed, scratch, workers)
-    return MutationRun(mutants, verdicts, grades, generated - start, probed - generated,
-                       time.perf_counter() - probed, parts or [], kit)
+    run.grades = grade_all(folders, sealed, scratch, workers, parts={m.id: run.asked(m) for m in changing},
+                           kit=kit)
+    run.grading_seconds = time.perf_counter() - probed
+    return run
 
 
 def killed_at(run: MutationRun, sealed: Path, seed: str, scratch: Path, workers: int,
               kit: Path = KIT) -> dict[str, GradedFolder]:
     """Every behaviour-changing mutant of `run` graded at `seed` by the suites of its own part
     only (what killing it takes): mutant id -> grade."""
-    modules = suite_modules(kit)
     changing = run.changing
     folders = {m.id: m.write(scratch / f"mutant-{n}", kit / "solutions") for n, m in enumerate(changing)}
-    return grade_all(folders, sealed, scratch, workers, seed, {m.id: modules[m.part] for m in changing})
+    return grade_all(folders, sealed, scratch, workers, seed, {m.id: (m.part,) for m in changing}, kit)

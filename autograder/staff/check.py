@@ -333,7 +333,9 @@ def findings(kit: Path = KIT_ROOT) -> Findings:
     problems += numbers(kit, grading, calls, owner)
     stubs_run, mutants, said = stub_checks(kit, parts, calls, owner)
     warnings += said
-    report = cost_report(grading, seconds_by_part(calls, owner), mutants)
+    report = cost_report(grading, seconds_by_part(calls, owner), mutants,
+                         stubs={part: len(found) for part, found in marked.stubs.items()},
+                         also_costs={name: part.also_costs for name, part in parts.items()})
     return Findings(problems + stubs_run + tight, warnings + report.warnings, report.lines, tests)
 
 

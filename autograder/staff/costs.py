@@ -3,8 +3,9 @@
 Every scenario call of a grading of the reference at the public seed has its CPU time, as the
 worker measured it (the sealed answers keep it). From those: each part's time, the limits they
 imply (grading.toml [limits]: a multiple of the reference's time, never under the floor), and
-estimates of a whole grading, of `autograder mutate` (every mutant graded against the sealed
-reference) and of `autograder bulk` for a class of 100 (every submission graded officially,
+estimates of a whole grading, of `autograder mutate` (each mutant graded against the sealed
+reference by the suites of its own part and of the parts it may also cost, one of each stub by
+every suite) and of `autograder bulk` for a class of 100 (every submission graded officially,
 with the reference live beside it), on this machine's cores.
 """
 
@@ -18,9 +19,12 @@ from ..config import Grading
 from ..runner import time_limit
 
 # The time of one grading beyond its scenarios' CPU time (pytest, the judge, the messages and the
-# results): `autograder mutate value.mul --jobs 2` graded 44 mutants in 14.5 s on 2 cores, 0.66 s
-# each, with 0.22 s of scenarios.
-GRADING_OVERHEAD = 0.44
+# results): a start, and a share for each scenario call. `autograder mutate value.mul --jobs 2`
+# graded 44 mutants by every suite in 14.5 s on 2 cores, 0.66 s each with 0.22 s of scenarios
+# (0.44 s of its own, 83 calls); graded by the value.relu suite alone, the reference costs its
+# grading process 0.39 times what every suite does.
+GRADING_START = 0.17
+CALL_OVERHEAD = 0.0033  # 0.17 s + 83 calls of it: the 0.44 s of a grading by every suite
 CLASS = 100  # the class the estimate of `autograder bulk` is for
 DOMINANT = 10.0  # a part that costs more than this many times all the others together is warned of
 
@@ -41,6 +45,22 @@ def part_costs(grading: Grading, seconds_by_part: dict[str, list[float]]) -> lis
             for part in grading.parts if (times := seconds_by_part.get(part, []))]
 
 
+def grading_overhead(calls: int) -> float:
+    """A grading's own CPU time, beyond its scenarios', when it makes `calls` scenario calls."""
+    return GRADING_START + CALL_OVERHEAD * calls
+
+
+def mutate_seconds(costs: list[PartCost], part: str, mutants: int, stubs: int,
+                   also: tuple[str, ...]) -> float:
+    """The CPU time of grading `part`'s mutants: `stubs` of them by every suite, the others by
+    the suites of `part` and of the parts in `also`."""
+    graded = [cost for cost in costs if cost.part == part or cost.part in also]
+    alone = grading_overhead(sum(c.calls for c in graded)) + sum(c.seconds for c in graded)
+    every = grading_overhead(sum(c.calls for c in costs)) + sum(c.seconds for c in costs)
+    whole = min(stubs, mutants)
+    return (mutants - whole) * alone + whole * every
+
+
 def minutes(seconds: float) -> str:
     """A duration as a reader wants it: seconds under two minutes, else minutes."""
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
@@ -55,11 +75,13 @@ class CostReport:
 
 
 def cost_report(grading: Grading, seconds_by_part: dict[str, list[float]], mutants: dict[str, int],
-                cores: int | None = None) -> CostReport:
+                cores: int | None = None, stubs: dict[str, int] | None = None,
+                also_costs: dict[str, tuple[str, ...]] | None = None) -> CostReport:
     """The cost report of a kit: a row per part (its reference CPU time and the limits it implies,
-    its mutants), then the estimates of a grading, of `autograder mutate` and of a class of 100;
-    a warning for a part that costs more than DOMINANT times all the others together, and one
-    where the class would take longer than grading.toml's [budget]."""
+    its mutants, of its `stubs` stub functions, graded with the parts it `also_costs`), then the
+    estimates of a grading, of `autograder mutate` and of a class of 100; a warning for a part
+    that costs more than DOMINANT times all the others together, and one where the class would
+    take longer than grading.toml's [budget]."""
     cores = cores or os.cpu_count() or 1
     costs = part_costs(grading, seconds_by_part)
     total = sum(cost.seconds for cost in costs)
@@ -67,21 +89,24 @@ def cost_report(grading: Grading, seconds_by_part: dict[str, list[float]], mutan
              f"{grading.source.name}):",
              f"  {'part':20} {'calls':>5} {'reference':>10} {'limit per call':>16} {'mutants':>8} "
              f"{'mutate':>9}"]
-    per_mutant = GRADING_OVERHEAD + total  # a mutant is graded by every suite, against sealed answers
+    everything = 0.0
     for cost in costs:
         low, high = min(cost.limits), max(cost.limits)
         limit = f"{low:.2f} s" if high - low < 0.005 else f"{low:.2f}-{high:.2f} s"
         count = mutants.get(cost.part, 0)
-        mutate = minutes(count * per_mutant / cores) if count else "-"
+        seconds = mutate_seconds(costs, cost.part, count, (stubs or {}).get(cost.part, 1),
+                                 (also_costs or {}).get(cost.part, ())) / cores
+        everything += seconds
+        mutate = minutes(seconds) if count else "-"
         lines.append(f"  {cost.part:20} {cost.calls:5} {cost.seconds:8.3f} s {limit:>16} {count or '-':>8} "
                      f"{mutate:>9}")
-    official = GRADING_OVERHEAD + 2 * total  # the submission's calls and the live reference's
-    everything = sum(mutants.values()) * per_mutant / cores
+    own = grading_overhead(sum(c.calls for c in costs))
+    official = own + 2 * total  # the submission's calls and the live reference's
     whole_class = CLASS * official / cores
     lines += [f"  {'all':20} {sum(c.calls for c in costs):5} {total:8.3f} s "
               f"{'longest ' + format(max((max(c.limits) for c in costs), default=0), '.2f') + ' s':>16} "
               f"{sum(mutants.values()):8} {minutes(everything):>9}",
-              f"  a grading takes about {official:.2f} s ({GRADING_OVERHEAD:.2f} s of its own, and the "
+              f"  a grading takes about {official:.2f} s ({own:.2f} s of its own, and the "
               f"scenarios of the submission and of the reference, {total:.3f} s each); on {cores} "
               f"core{'s' if cores > 1 else ''}, `autograder mutate` about {minutes(everything)}, "
               f"`autograder bulk` on a class of {CLASS} about {minutes(whole_class)}"]

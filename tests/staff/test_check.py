@@ -18,7 +18,7 @@ from support.shape import GRADED
 from autograder.config import CostBudget, load, parse
 from autograder.parts import Part, declared, engines
 from autograder.staff.check import engine_files_of
-from autograder.staff.costs import CLASS, cost_report
+from autograder.staff.costs import CALL_OVERHEAD, CLASS, GRADING_START, cost_report
 from autograder.staff.dry_run import borrowed_stubs
 from autograder.stubs import regions
 from mutants.generate import edits_per_part, generate
@@ -129,10 +129,11 @@ def test_a_limit_past_what_a_worker_may_use_in_all_is_warned_of():
 def test_a_class_past_the_budget_is_warned_of():
     grading = load()
     seconds = {part: [0.4] for part in grading.parts}
-    assert cost_report(grading, seconds, {}, cores=2).warnings == []  # 100 x (0.44 + 2 x 5.2 s) / 2: 9 min
+    assert cost_report(grading, seconds, {}, cores=2).warnings == []  # 100 x (0.21 + 2 x 5.2 s) / 2: 8.8 min
     tight = type(grading)(grading.parts, grading.tolerances, grading.limits, grading.source, CostBudget(5.0))
     said = cost_report(tight, seconds, {}, cores=2).warnings
-    minutes = CLASS * (0.44 + 2 * 0.4 * len(grading.parts)) / 2 / 60  # 9.0 in the kit as it is
+    own = GRADING_START + CALL_OVERHEAD * len(grading.parts)  # a call per part
+    minutes = CLASS * (own + 2 * 0.4 * len(grading.parts)) / 2 / 60  # 8.8 in the kit as it is
     assert said == [f"a class of {CLASS} would take about {minutes:.1f} min of `autograder bulk` on 2 cores, "
                     "past the budget of 5 minutes in [budget] of grading.toml; 'value.given' costs the most "
                     "(0.40 s a grading): make its scenario smaller, or raise class_of_100_minutes"]

@@ -13,11 +13,14 @@ import pytest
 from support import KIT
 
 from autograder.config import load
+from autograder.parts import declared
+from autograder.staff import costs
+from autograder.stubs import handout
 
 pytestmark = pytest.mark.slow  # grades, and mutates, in processes of its own
 
 CLI = [sys.executable, "-m", "autograder.staff.cli"]
-PART = "value.relu"  # few mutants, so the run is short; each graded as every other part's are
+PART = "value.relu"  # few mutants, so the run is short; graded with training, which it may also cost
 SUMMARY = re.compile(r"a grading takes about (?P<grading>[\d.]+) s \((?P<own>[\d.]+) s of its own, and the "
                      r"scenarios of the submission and of the reference, (?P<scenarios>[\d.]+) s each\); "
                      r"on (?P<cores>\d+) cores?, `autograder mutate` about (?P<mutate>.+?), `autograder "
@@ -45,8 +48,10 @@ def report() -> list[str]:
 
 def test_the_estimates_follow_from_the_time_of_one_grading(report):
     """A grading is its own time and the scenarios twice (the submission's and the live
-    reference's); a mutant is its own time and the scenarios once (the reference is sealed); the
-    class and the mutation run are so many of those on the machine's cores."""
+    reference's); a mutant is graded by the suites of its part and of the parts it may also cost,
+    one of each stub by every suite: a start, a share per scenario call, and those calls' time
+    once (the reference is sealed); the class and the mutation run are so many of those on the
+    machine's cores."""
     said = SUMMARY.search(report[-1])
     assert said, report[-1]
     own, scenarios, cores = float(said["own"]), float(said["scenarios"]), int(said["cores"])
@@ -55,12 +60,22 @@ def test_the_estimates_follow_from_the_time_of_one_grading(report):
     assert seconds(said["bulk"]) == pytest.approx(bulk, rel=0.05, abs=1)
     rows = {line.split()[0]: line.split() for line in report[2:-1]}
     assert list(rows) == [*load().parts, "all"]
+    calls = {part: int(row[1]) for part, row in rows.items()}
+    assert own == pytest.approx(costs.GRADING_START + costs.CALL_OVERHEAD * calls["all"], abs=0.01)
+    also, stubs = declared(KIT / "autograder" / "suites"), handout(KIT / "solutions").stubs
+    total = 0.0
     for part, row in rows.items():
-        if part != "all" and row[-2] != "-":
-            assert seconds(" ".join(row[-2:])) == pytest.approx(int(row[-3]) * (own + scenarios) / cores,
-                                                                rel=0.05, abs=1), row
-    total = sum(int(row[-3]) for part, row in rows.items() if part != "all" and row[-2] != "-")
-    assert seconds(said["mutate"]) == pytest.approx(total * (own + scenarios) / cores, rel=0.05, abs=1)
+        if part == "all" or row[-2] == "-":
+            continue
+        graded = [part, *also[part].also_costs]
+        alone = (costs.GRADING_START + costs.CALL_OVERHEAD * sum(calls[p] for p in graded)
+                 + sum(float(rows[p][2]) for p in graded))
+        mutants, whole = int(row[-3]), len(stubs[part])
+        estimate = ((mutants - whole) * alone + whole * (own + scenarios)) / cores
+        assert seconds(" ".join(row[-2:])) == pytest.approx(estimate, rel=0.05, abs=1), row
+        assert estimate < mutants * (own + scenarios) / cores  # cheaper than every suite for each
+        total += estimate
+    assert seconds(said["mutate"]) == pytest.approx(total, rel=0.05, abs=1)
 
 
 def test_a_mutation_run_costs_about_what_the_report_says(report):

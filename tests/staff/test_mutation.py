@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
-from support import SEEDS
+from support import EXHAUSTIVE, SEEDS
 from support.corpus import BUGS, CORRECT, GIVEN_CHANGES, Submission, bug_folders, build
 
 from autograder.config import load
@@ -47,10 +47,12 @@ def probe() -> Probe:
 
 @pytest.fixture(scope="module")
 def run(sealed_reference, tmp_path_factory: pytest.TempPathFactory) -> MutationRun:
-    """Every mutant probed, and every behaviour-changing one graded, two or more at a time."""
+    """Every mutant probed, and every behaviour-changing one graded, two or more at a time: by the
+    suites of the parts it may cost, and one of each stub, drawn by this run's seed, by every
+    suite (with --exhaustive, every one)."""
     calls = calls_from(KIT, sealed_reference.junit, sealed_reference.path)
     return mutation_run(sealed_reference.path, tmp_path_factory.mktemp("mutants"), CORES, parts=PARTS,
-                        calls=calls)
+                        calls=calls, whole_seed=None if EXHAUSTIVE else SEEDS[0])
 
 
 def as_mutants(submission: Submission, folder: Path) -> list[Mutant]:
@@ -130,12 +132,22 @@ def test_the_mutation_score(run: MutationRun, capsys: pytest.CaptureFixture):
     assert not quiet, f"parts whose mutants all behave like the reference: {sorted(quiet)}"
 
 
-def test_every_grading_saw_every_test(run: MutationRun):
-    """Every grading ran, and reported, every test the suites hold, and every part."""
-    tests = collected_tests()
-    short = {mutant: sorted(tests - grade.outcomes.keys()) for mutant, grade in run.grades.items()
-             if grade.outcomes.keys() != tests or set(grade.scores) != set(PARTS)}
-    assert not short, f"gradings that miss tests or parts: {short}"
+def test_every_grading_saw_every_test_it_was_asked_for(run: MutationRun):
+    """Every grading ran, and reported, every test of the suites it was asked for and no other, and
+    their parts; one mutant of each stub was graded by every suite."""
+    tests, modules = collected_tests(), suite_modules()
+    short = {}
+    for mutant in run.changing:
+        asked = run.asked(mutant) or tuple(PARTS)
+        expected = {test for test in tests if Path(test.split("::")[0]).stem in
+                    {module for part in asked for module in modules.get(part, ())}}
+        grade = run.grades[mutant.id]
+        if grade.outcomes.keys() != expected or set(grade.scores) != set(asked):
+            short[mutant.id] = (sorted(expected ^ grade.outcomes.keys())[:5], sorted(grade.scores))
+    assert not short, f"gradings that miss tests or parts, or ran others: {short}"
+    stubs_of = {(m.engine, m.stub) for m in run.changing}
+    assert {(m.engine, m.stub) for m in run.changing if m.id in run.whole} == stubs_of
+    assert len(run.whole) == (len(run.changing) if EXHAUSTIVE else len(stubs_of))
 
 
 def test_every_behaviour_changing_mutant_loses_points_in_its_own_part(run: MutationRun):
@@ -160,7 +172,10 @@ def test_every_behaviour_changing_mutant_is_killed_at_every_seed(
 
 def test_no_mutant_costs_a_part_other_than_its_own(run: MutationRun):
     """Besides its own part, a mutant may cost only the parts that need it by nature: training
-    (value.training, tensor.training) and, for tanh, tanh far from zero (value.stability)."""
+    (value.training, tensor.training) and, for tanh, tanh far from zero (value.stability). The
+    mutants graded by every suite show it (one of each stub, another at every run): the others
+    were graded by their own part's suites and those."""
+    assert run.whole and all(run.grades[mutant].scores.keys() == set(PARTS) for mutant in run.whole)
     others = run.costs_others()
     assert not others, f"{len(others)} mutants cost other parts:\n" + "\n".join(run.other_costs())
 
