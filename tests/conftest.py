@@ -119,6 +119,15 @@ def seal_reference(folder: Path, seed: str = "public") -> SimpleNamespace:
 
 
 @pytest.fixture(scope="session")
+def nbgrader_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An nbgrader course with the kit's assignment handed out and no students, made once per
+    process: each nbgrader test module's course starts as a copy of it (support.nbgrader_courses)."""
+    from support.nbgrader_courses import course_without_students
+
+    return course_without_students(tmp_path_factory.mktemp("nbgrader-course"))
+
+
+@pytest.fixture(scope="session")
 def sealed_reference(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     """The reference sealed at the public seed, as a handout ships it (see seal_reference)."""
     return seal_reference(tmp_path_factory.mktemp("reference"))

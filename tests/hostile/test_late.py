@@ -43,11 +43,11 @@ def rows_of(path: Path) -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def course(tmp_path_factory: pytest.TempPathFactory, nbgrader_course: Path) -> dict:
     root = tmp_path_factory.mktemp("late-course")
     students = {"ontime": (None, DUE - timedelta(days=1)), "late": (None, LATE), "demoted": (demoted, LATE),
                 "deleted": (deleted, LATE)}
-    source, release = new_course(root, students)
+    source, release = new_course(root, students, nbgrader_course)
     config = root / "nbgrader_config.py"
     text = config.read_text(encoding="utf-8")
     assert text.count("c.AssignLatePenalties.plugin_class = PointPerHourLate\n") == 1

@@ -138,10 +138,10 @@ def replaying_the_handout(sealed: Path):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory: pytest.TempPathFactory, sealed_reference) -> dict:
+def course(tmp_path_factory: pytest.TempPathFactory, sealed_reference, nbgrader_course: Path) -> dict:
     root = tmp_path_factory.mktemp("hostile-course")
     students = {"honest": None, **FORGERIES, "replay": replaying_the_handout(sealed_reference.path)}
-    source, release = new_course(root, students)
+    source, release = new_course(root, students, nbgrader_course)
 
     def make(forge):
         def notebook(engine: str):

@@ -58,9 +58,9 @@ from autograder.staff.nbgrader_release import BEGIN, END, build_notebook  # noqa
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 @pytest.fixture(scope="module")
-def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def course(tmp_path_factory: pytest.TempPathFactory, nbgrader_course: Path) -> Path:
     root = tmp_path_factory.mktemp("course")
-    source, release = new_course(root, ("alice", "bob", "carol", "dana"))
+    source, release = new_course(root, ("alice", "bob", "carol", "dana"), nbgrader_course)
     on_time = DUE - timedelta(days=1)
     submit(root, "alice", lambda e: filled(release / f"{e}.ipynb", source / f"{e}.ipynb"), on_time)
     submit(root, "bob", lambda e: nbformat.read(release / f"{e}.ipynb", as_version=4), on_time)

@@ -6,6 +6,7 @@ scores nbgrader's gradebook holds. Imported only where nbgrader is installed.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -104,23 +105,35 @@ def db_url(course: Path) -> str:
     return f"sqlite:///{course / 'gradebook.db'}"
 
 
-def new_course(root: Path, students) -> tuple[Path, Path]:
-    """An nbgrader course in `root`, configured to use the kit, its assignment made from the
-    kit's notebooks and handed out, and these students added; its source and release folders."""
+def configure(root: Path) -> None:
+    """The course's nbgrader_config.py, which uses the kit."""
     (root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(root=str(root), stock=STOCK),
                                              encoding="utf-8")
-    source = root / "source" / ASSIGNMENT
-    done = subprocess.run(CLI + ["release", "nbgrader", "-o", str(source)],
+
+
+def course_without_students(root: Path) -> Path:
+    """An nbgrader course in `root`, configured to use the kit, its assignment made from the
+    kit's notebooks and handed out: what every course of the tests starts as."""
+    configure(root)
+    done = subprocess.run(CLI + ["release", "nbgrader", "-o", str(root / "source" / ASSIGNMENT)],
                           cwd=KIT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE:%Y-%m-%d %H:%M:%S} UTC")
+    nbgrader(root, "generate_assignment", ASSIGNMENT)
+    return root
+
+
+def new_course(root: Path, students, start: Path) -> tuple[Path, Path]:
+    """A copy in `root` of the course `start` (course_without_students), its configuration its
+    own, with these students added; its source and release folders."""
+    shutil.copytree(start, root, dirs_exist_ok=True)
+    configure(root)
     # What `nbgrader db student add` does, through the API it calls: one process for the class
     # rather than a Python, nbgrader's imports and alembic per student.
     with Gradebook(db_url(root)) as gradebook:
         for student in students:
             gradebook.update_or_create_student(student)
-    nbgrader(root, "generate_assignment", ASSIGNMENT)
-    return source, root / "release" / ASSIGNMENT
+    return root / "source" / ASSIGNMENT, root / "release" / ASSIGNMENT
 
 
 def nbgrader_parts(course: Path, student: str) -> dict[str, float]:
