@@ -30,8 +30,8 @@ KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT / "tests"))
 
 import nbformat  # noqa: E402
-from support.corpus import BUGS  # noqa: E402 - the kit's tests folder is not a package
 from nbgrader.api import Gradebook  # noqa: E402
+from support.corpus import BUGS  # noqa: E402 - the kit's tests folder is not a package
 
 from autograder.config import load  # noqa: E402
 from autograder.notebook import grade_id  # noqa: E402

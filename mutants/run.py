@@ -174,9 +174,9 @@ def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,
 
 
 def killed_at(run: MutationRun, sealed: Path, seed: str, scratch: Path, workers: int,
-              kit: Path = KIT) -> dict[str, GradedFolder]:
-    """Every behaviour-changing mutant of `run` graded at `seed` by the suites of its own part
-    only (what killing it takes): mutant id -> grade."""
-    changing = run.changing
+              kit: Path = KIT, mutants: list[Mutant] | None = None) -> dict[str, GradedFolder]:
+    """Every behaviour-changing mutant of `run` (or those of `mutants`) graded at `seed` by the
+    suites of its own part only (what killing it takes): mutant id -> grade."""
+    changing = run.changing if mutants is None else mutants
     folders = {m.id: m.write(scratch / f"mutant-{n}", kit / "solutions") for n, m in enumerate(changing)}
     return grade_all(folders, sealed, scratch, workers, seed, {m.id: (m.part,) for m in changing}, kit)

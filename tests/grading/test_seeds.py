@@ -4,7 +4,7 @@ that a bug could hide behind, or be caught by, at some seeds only.
 Engines of the held-out corpus whose bugs live where a coincidence of numbers would decide
 (a Value that compares and hashes by data, so that two distinct nodes of equal data are one;
 a Dual whose reflected `__radd__` calls itself, reached only where a drawn function puts a
-number on the left of `+`) are graded at the public seed and at many drawn ones: each part's
+number on the left of `+`) are graded at the public seed and at several drawn ones: each part's
 score and named misconceptions are the same at every seed.
 """
 
@@ -16,15 +16,17 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from support import CORES, engines
+from support import CORES, EXHAUSTIVE, SEEDS, engines
 
 from autograder.inside.scenarios import common
 from autograder.inside.scenarios.common import pairs
 from autograder.inside.scenarios.dual import random_functions_at, render
 from autograder.suites.draws import apart
 
-# Drawn seeds beyond the three every test uses: stand-ins for any course's secrets.
-MANY_SEEDS = ("public", *(hashlib.sha256(f"seed {n}".encode()).hexdigest()[:16] for n in range(12)))
+# Seeds beyond the public one: the run's own, and stand-ins for any course's secrets (four of
+# them; with --exhaustive, twelve).
+MANY_SEEDS = ("public", *SEEDS, *(hashlib.sha256(f"seed {n}".encode()).hexdigest()[:16]
+                                  for n in range(12 if EXHAUSTIVE else 4)))
 # The bugs whose grade a coincidence of the questions' numbers once decided.
 COINCIDENCES = tuple(name for name in ("value.bug_eq_hash_by_data", "dual.bug_radd_recurses")
                      if name.partition(".")[0] in engines.GRADED)  # of the engines the kit grades

@@ -6,7 +6,7 @@ Each either works from `autograder check` to every release (and `autograder muta
 refused by check, one line each naming the file and the fix; no command ends in a traceback
 (`autograder` of test_authoring.py asserts that of every run). Tensor.sum and Tensor.__matmul__
 go as Value.__pow__ goes, a new part from check to every release and mutate: only `--exhaustive`
-runs them.
+runs them, and the docs' second mutation score of Value.__pow__ (a suite with no power of a power).
 """
 
 from __future__ import annotations
@@ -255,11 +255,8 @@ BORROWERS_OF_POW = {
                   "zero_grad_reach", "zero_grad_then_backward"]}
 
 
-def test_pow_as_a_part_goes_as_the_docs_say_from_nine_borrowers_to_every_mutant_killed(kit, tmp_path):
-    """docs/authoring.md's `Value.__pow__`, step by step: marked before its suite exists, check names
-    the suite to write; with the suite but not its also_costs, check names the nine scenarios of
-    value.backward and value.zero_grad that build from `**` and the release refuses; with them the
-    kit is consistent, and mutate kills 32 of 32 (31 without `(a ** 2) ** 3`: `/ out.grad`)."""
+def pow_marked(kit: Path) -> None:
+    """docs/authoring.md's first step: Value.__pow__'s body marked for part value.pow."""
     path = kit / "solutions" / "value.py"
     text = path.read_text(encoding="utf-8")
     start = text.index("    def __pow__(self, k: float) -> Value:\n")
@@ -268,12 +265,24 @@ def test_pow_as_a_part_goes_as_the_docs_say_from_nine_borrowers_to_every_mutant_
     marked = text[:start] + POW_HEAD + body + "        # END SOLUTION\n" + text[end:]
     path.write_text(marked, encoding="utf-8")
     assert autograder(kit, "stubs").returncode == 0
+
+
+def pow_table(kit: Path) -> None:
+    add_table(kit, '[parts."value.pow"]\ntitle = "Value.__pow__: the power rule"\npoints = 4\n'
+                   'visibility = "visible"\n')
+
+
+def test_pow_as_a_part_goes_as_the_docs_say_from_nine_borrowers_to_every_mutant_killed(kit, tmp_path):
+    """docs/authoring.md's `Value.__pow__`, step by step: marked before its suite exists, check names
+    the suite to write; with the suite but not its also_costs, check names the nine scenarios of
+    value.backward and value.zero_grad that build from `**` and the release refuses; with them the
+    kit is consistent, and mutate kills 32 of 32."""
+    pow_marked(kit)
     assert problems(autograder(kit, "check")) == [
         "solutions/: value.py Value.__pow__ marked for part 'value.pow', which no suite declares; fix the "
         "marker, or write its suite, autograder/suites/test_value_pow.py, and its table in grading.toml"]
     written = suite(kit, "test_value_pow.py", POW_SUITE.replace(POW_ALSO_COSTS, ""))
-    add_table(kit, '[parts."value.pow"]\ntitle = "Value.__pow__: the power rule"\npoints = 4\n'
-                   'visibility = "visible"\n')
+    pow_table(kit)
     said = problems(autograder(kit, "check"))
     named: dict[str, list[str]] = {}
     for line in said:
@@ -288,10 +297,18 @@ def test_pow_as_a_part_goes_as_the_docs_say_from_nine_borrowers_to_every_mutant_
     consistent(kit)
     done = autograder(kit, "mutate", "value.pow", "--jobs", "2")
     assert "mutation score: 32 of 32 behaviour-changing mutants killed" in done.stdout, done.stdout
+
+
+@pytest.mark.exhaustive  # the test above takes the same part to mutate: this is the docs' second score
+def test_pow_without_a_power_of_a_power_leaves_the_mutant_the_docs_name(kit):
+    """docs/authoring.md: without `(a ** 2) ** 3`, every power is at the root of its expression,
+    where the upstream gradient is 1, so `* out.grad` mutated to `/ out.grad` survives: 31 of 32."""
+    pow_marked(kit)
+    pow_table(kit)
     nested = " and `(a ** 2) ** 3` (the inner power's rule gets\n    the outer one's gradient),"
     every_power_at_a_root = POW_SUITE.replace(', "(a ** 2) ** 3"', "").replace(nested, ",")
     assert "(a ** 2)" not in every_power_at_a_root
-    written.write_text(every_power_at_a_root, encoding="utf-8")
+    suite(kit, "test_value_pow.py", every_power_at_a_root)
     done = autograder(kit, "mutate", "value.pow", "--jobs", "2")
     assert "mutation score: 31 of 32 behaviour-changing mutants killed" in done.stdout, done.stdout
     assert "self.grad += k * self.data ** (k - 1) / out.grad" in done.stdout
