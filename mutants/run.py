@@ -99,7 +99,8 @@ class MutationRun:
                  f"generating {self.generate_seconds:.1f} s, probing {self.probe_seconds:.1f} s, "
                  f"grading {self.grading_seconds:.1f} s ({len(self.grades)} gradings: "
                  f"{len(self.grades) - len(self.whole)} by the suites of the mutant's own part and of "
-                 f"the parts it may also cost, {len(self.whole)} by every suite, one of each stub)", "",
+                 f"the parts it may also cost, {len(self.whole)} by every suite"
+                 f"{', one of each stub' if len(self.whole) < len(self.grades) else ''})", "",
                  f"{'part':20} {'mutants':>8} {'equivalent':>11} {'changing':>9} {'killed':>7} "
                  f"{'survived':>9}"]
         for part in self.parts or sorted({m.part for m in self.mutants}):
