@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,16 +137,22 @@ def _indent(text: str, spaces: int) -> str:
     return "".join(" " * spaces + line for line in text.splitlines(keepends=True))
 
 
+def drawn_from_each(mutants: list[Mutant], group: Callable[[Mutant], object], how_many: Callable[[int], int],
+                    seed: str) -> list[Mutant]:
+    """`how_many(n)` of the n mutants of each group (`group(mutant)` names it), drawn by `seed`."""
+    groups: dict[object, list[Mutant]] = {}
+    for mutant in mutants:
+        groups.setdefault(group(mutant), []).append(mutant)
+    draw = random.Random(seed)
+    return [mutant for found in groups.values() for mutant in draw.sample(found, how_many(len(found)))]
+
+
 def whole_of_each_stub(changing: list[Mutant], seed: str | None) -> set[str]:
     """One behaviour-changing mutant of each stub, drawn by `seed` (None: every one): those
     graded by every suite."""
     if seed is None:
         return {mutant.id for mutant in changing}
-    by_stub: dict[tuple[str, str], list[Mutant]] = {}
-    for mutant in changing:
-        by_stub.setdefault((mutant.engine, mutant.stub), []).append(mutant)
-    draw = random.Random(seed)
-    return {draw.choice(found).id for found in by_stub.values()}
+    return {m.id for m in drawn_from_each(changing, lambda m: (m.engine, m.stub), lambda n: 1, seed)}
 
 
 def mutation_run(sealed: Path, scratch: Path, workers: int, kit: Path = KIT,

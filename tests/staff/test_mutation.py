@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import os
-import random
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from mutants.generate import KIT, Mutant, generate, stubs
 from mutants.grading import collected_tests, grade_all, suite_modules, unfailed
 from mutants.probe import Probe
 from mutants.replay import calls_from
-from mutants.run import MutationRun, killed_at, may_also_cost, mutation_run
+from mutants.run import MutationRun, drawn_from_each, killed_at, may_also_cost, mutation_run
 
 pytestmark = pytest.mark.slow  # grades in processes of its own, or trains at full length
 
@@ -157,23 +156,14 @@ def test_every_behaviour_changing_mutant_loses_points_in_its_own_part(run: Mutat
         f"{m.id} (part {m.part}; the probe saw: {run.verdicts[m.id].evidence})\n{m.diff}" for m in survivors)
 
 
-def half_of_each_part(mutants: list[Mutant], seed: str) -> list[Mutant]:
-    """Half the mutants of each part (the odd one in), drawn by `seed`."""
-    draw = random.Random(seed)
-    chosen = []
-    for part in dict.fromkeys(m.part for m in mutants):
-        own = [m for m in mutants if m.part == part]
-        chosen += draw.sample(own, (len(own) + 1) // 2)
-    return chosen
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_every_behaviour_changing_mutant_is_killed_at_every_seed(
         run: MutationRun, seed: str, sealed_at, tmp_path: Path, capsys: pytest.CaptureFixture):
     """At another seed, every mutant still loses points in its own part: its part's suites alone
     grade it (what killing it takes). Half of each part's, drawn by the seed (another half at
     every run); with --exhaustive, all of them at every seed."""
-    asked = run.changing if EXHAUSTIVE else half_of_each_part(run.changing, seed)
+    asked = run.changing if EXHAUSTIVE else drawn_from_each(run.changing, lambda m: m.part,
+                                                            lambda n: (n + 1) // 2, seed)
     grades = killed_at(run, sealed_at(seed).path, seed, tmp_path, CORES, mutants=asked)
     survivors = [m for m in asked if m.part not in grades[m.id].lost]
     assert {m.part for m in asked} == {m.part for m in run.changing}
