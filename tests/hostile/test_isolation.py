@@ -33,6 +33,7 @@ from support.hostile import (
     LEVELS,
     ROOT_WITH_NAMESPACES,
     TOOLS,
+    a_busy_core,
     closed_steps,
     fast_grading,
     graded,
@@ -435,24 +436,17 @@ def test_scratch_space_is_bounded_and_nothing_is_left(place, level):
 # -- 8. a busy machine costs no one a point -----------------------------------------------------------
 
 def test_a_busy_machine_costs_no_points(place, tmp_path):
-    """A busy loop per core, each in a session of its own (the scheduler shares the CPU per
-    session), while two correct students are graded: both get every point. (Thirty proved no
-    more, nor three per core: with one loop per core, a worker already waits for a CPU, and a
-    wait is not its time.)"""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-             for _ in range(os.cpu_count() or 2)]
-    try:
-        klass = tmp_path / "class"
-        for index in range(2):
-            shutil.copytree(KIT / "solutions", klass / f"correct{index}")
-        out = tmp_path / "out"
+    """Two correct students graded on a CPU that a busy loop shares: both get every point.
+    (Thirty loops proved no more, nor three per core: with one, a worker already waits for the
+    CPU, and a wait is not its time.)"""
+    klass = tmp_path / "class"
+    for index in range(2):
+        shutil.copytree(KIT / "solutions", klass / f"correct{index}")
+    out = tmp_path / "out"
+    with a_busy_core():
         done = run_grading("isolated", klass, tmp_path, "busy", command=[
             sys.executable, "-c", BULK,
             "bulk", str(klass), "-o", str(out), "--jobs", "2"])
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
     assert done.code == 0, done.output[-3000:]
     with (out / "grades.csv").open(newline="", encoding="utf-8") as grades:
         assert [row["total"] for row in csv.DictReader(grades)] == ["102", "102"]
@@ -586,14 +580,8 @@ while True:
 def test_a_worker_that_starves_itself_times_out_and_is_not_excused(place, level):
     """SCHED_IDLE and nice 19 make a worker wait for the CPU on a busy machine: that wait is its
     own, so its hang times out like any other, never passes for a busy machine."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-             for _ in range(4)]
-    try:
+    with a_busy_core():
         done = graded(place, level, "starves_itself", in_backward=LOWERS_ITSELF)
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
     assert done.code == 1
     for part, entry in done.results.items():  # only value.backward's scenarios call backward()
         assert entry["score"] == (0 if part == "value.backward" else place["honest"][part]), part

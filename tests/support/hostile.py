@@ -18,6 +18,8 @@ import stat
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -94,6 +96,23 @@ class Done:
         self.results = ({t["tags"][0]: t for t in json.loads(results.read_text())["tests"]}
                         if results.is_file() else None)
         self.tmp_left = sorted(p.name for p in tmp.iterdir())
+
+
+@contextmanager
+def a_busy_core() -> Iterator[None]:
+    """One CPU kept busy by a loop in a session of its own (the scheduler shares a CPU per
+    session), and everything this process starts meanwhile confined to that CPU: a busy machine
+    for the grading started here, while the other CPUs stay free for whatever else runs."""
+    every = os.sched_getaffinity(0)
+    one = {max(every)}
+    os.sched_setaffinity(0, one)
+    loop = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    try:
+        yield
+    finally:
+        loop.kill()
+        loop.wait()
+        os.sched_setaffinity(0, every)
 
 
 def run_grading(level: str, submission: Path, folder: Path, name: str, *options: str,
