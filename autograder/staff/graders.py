@@ -54,9 +54,11 @@ os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
 """
 
 
-def pytest_args(*options: str) -> list[str]:
-    """The arguments of one grading: the kit's suites, lean, and `options`."""
-    return [str(KIT_ROOT / "autograder"), "-q", *PLUGINS_OFF, *options]
+def pytest_args(*options: str, suites: tuple[str, ...] = ()) -> list[str]:
+    """The arguments of one grading: the kit's suites (only the modules named in `suites`,
+    test_value_mul, ..., when it names some: pytest collects no other), lean, and `options`."""
+    where = [str(KIT_ROOT / "autograder" / "suites" / f"{module}.py") for module in suites]
+    return [*(where or [str(KIT_ROOT / "autograder")]), "-q", *PLUGINS_OFF, *options]
 
 
 # -- the grading process ---------------------------------------------------------------------------
@@ -250,14 +252,15 @@ class Pool:
         self.scratch = Path(tempfile.mkdtemp(prefix="autograder-graders-"))
         self.env = {**pytest_env(), **(env or {})}
 
-    def grade(self, options: list[str], log: Path, cap: float) -> int | None:
-        """pytest's exit status for `pytest autograder OPTIONS`, its output in `log`; None when
-        the grading process died or took longer than `cap` seconds (it is then stopped)."""
+    def grade(self, options: list[str], log: Path, cap: float, suites: tuple[str, ...] = ()) -> int | None:
+        """pytest's exit status for `pytest autograder OPTIONS` (of the suite modules `suites`
+        alone, when it names some), its output in `log`; None when the grading process died or
+        took longer than `cap` seconds (it is then stopped)."""
         with self.lock:
             grader = self.idle.pop() if self.idle else None
         if grader is None or not grader.alive():
             grader = Grader(self.env, self.scratch)
-        code = grader.grade(pytest_args(*options), log, cap)
+        code = grader.grade(pytest_args(*options, suites=suites), log, cap)
         if code is None:
             grader.stop()
             return None
@@ -283,15 +286,17 @@ def grading_log(results: Path) -> Path:
     return results.with_name(results.name + ".log")
 
 
-def grade_folder(submission: Path, results: Path, *options: str) -> dict[str, dict]:
-    """Grade `submission` as `pytest autograder` does, in a grading process that stays (one pool
-    per program); results.json's entries by part id. Raises RuntimeError when no results came."""
+def grade_folder(submission: Path, results: Path, *options: str,
+                 suites: tuple[str, ...] = ()) -> dict[str, dict]:
+    """Grade `submission` as `pytest autograder` does (by the suite modules `suites` alone, when
+    it names some), in a grading process that stays (one pool per program); results.json's
+    entries by part id. Raises RuntimeError when no results came."""
     if not _pools:
         _pools.append(Pool())
         atexit.register(_pools[0].close)
     log = grading_log(results)
     code = _pools[0].grade([f"--submission={submission}", f"--results-json={results}", *options], log,
-                           GRADING_SECONDS)
+                           GRADING_SECONDS, suites)
     if code not in (0, 1) or not results.is_file():  # 0: all passed, 1: some failed
         output = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
         raise RuntimeError(f"grading {submission} stopped with exit status {code} and no results.json; "
