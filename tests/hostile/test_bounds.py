@@ -8,8 +8,9 @@ a line of its own). The same can be tried with every other text a reply carries:
 observations (a text where the reference has a number), the reason an answer was not plain
 data, what the worker printed, the op labels of its drawings, and an exception recorded in a
 case. Each hostile submission below is the honest base (the reference with `__mul__` stubbed)
-with one such trick, graded at the isolated and the unprivileged level (a container without
-CAP_SYS_ADMIN); a class holding all of them is graded by `autograder bulk` at both levels.
+with one such trick, graded by `pytest autograder` at the isolated or the unprivileged level (a
+container without CAP_SYS_ADMIN), the levels taking the tricks in turn (each at both with
+--exhaustive); a class holding all of them is graded by `autograder bulk` at both levels.
 None may score more than the base in any part, the honest classmate's grade is the base's,
 and every grading ends within the cap `autograder bulk` states for one submission.
 """
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import KIT
+from support import EXHAUSTIVE, KIT, SEEDS
 from support.hostile import BULK, TOOLS, make_submission, prefix, scores
 
 from autograder import scoring
@@ -100,6 +101,19 @@ def _raised(request, engines):
 _inside.handle = _raised
 """},
 }
+
+
+def tricks_at_levels() -> list[tuple[str, str]]:
+    """Each trick graded by `pytest autograder` at one level, the two levels taking the tricks in
+    turn from a start the run's drawn seed picks; --exhaustive: each at both. (`autograder bulk`
+    grades every trick at both levels in every run: test_a_class_of_them_...)"""
+    tricks = sorted(TRICKS)
+    if EXHAUSTIVE:
+        return [(trick, level) for trick in tricks for level in LEVELS]
+    start = int(SEEDS[0], 16) % len(LEVELS)
+    return [(trick, LEVELS[(start + index) % len(LEVELS)]) for index, trick in enumerate(tricks)]
+
+
 BOTH_LEVELS = pytest.mark.skipif(
     not (test_isolation.ROOT_WITH_NAMESPACES and TOOLS),
     reason="both root levels are made here from root with CAP_SYS_ADMIN, unshare and setpriv")
@@ -182,9 +196,8 @@ def total_messages(results: dict[str, dict]) -> int:
 
 @pytest.mark.slow
 @BOTH_LEVELS
-@pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("trick", sorted(TRICKS))
-def test_a_text_without_end_from_the_worker_costs_its_checks_and_nothing_more(place, level, trick):
+@pytest.mark.parametrize(("trick", "level"), tricks_at_levels())
+def test_a_text_without_end_from_the_worker_costs_its_checks_and_nothing_more(place, trick, level):
     folder = place["folder"] / f"bounds-{level}"
     name = "-".join(trick.split()[:6]).replace(",", "")
     submission = make_submission(folder, name, **TRICKS[trick])

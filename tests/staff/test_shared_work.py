@@ -59,3 +59,15 @@ def test_tests_that_share_work_through_others_are_one_group(monkeypatch):
     found = shared_work.groups([SimpleNamespace(nodeid=name) for name in uses])
     assert found["a"] == found["b"] == found["c"] != found["d"]
     assert "e" not in found
+
+
+def test_a_release_or_a_course_made_for_the_session_groups_the_tests_that_use_it():
+    """The session fixtures that build what a few modules use join their users into one group;
+    the sealed reference, which nearly every grading test uses, groups nobody."""
+    uses = {"gradescope": ["bundle", "tmp_path"], "replay": ["bundle", "sealed_reference"],
+            "nbgrader": ["nbgrader_course"], "grading": ["sealed_reference", "autograde"]}
+    items = [SimpleNamespace(nodeid=name, fixturenames=names) for name, names in uses.items()]
+    assert shared_work.shared(items[1]) == {"bundle"}
+    found = shared_work.groups(items)
+    assert found["gradescope"] == found["replay"] != found["nbgrader"]
+    assert "grading" not in found

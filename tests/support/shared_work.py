@@ -5,7 +5,8 @@ mutation run, a class graded or the corpus graded for the session would be built
 core, if the tests that use it were spread. So each such test belongs to a group, and under
 `--dist loadgroup` a group goes to one process, whole:
 
-- the tests that use the corpus graded for the session (`corpus_grades`), wherever they are;
+- the tests that use a session fixture that builds something only they use (the corpus graded,
+  a release, an nbgrader course, the sealed reference of the bulk tests), wherever they are;
 - the tests that use a module's own module- or session-scoped fixture;
 - and, together, tests that share any of these through others (a test that uses both a module's
   fixture and the corpus joins the two groups).
@@ -27,18 +28,22 @@ from pathlib import Path
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-CORPUS_GRADES = "corpus_grades"  # the session fixture that grades the whole corpus
+# The session fixtures (tests/conftest.py) that build what a few modules use: the corpus graded,
+# the Gradescope bundle, the Classroom release, an nbgrader course, the bulk tests' sealed reference.
+# Those that nearly every grading test uses (sealed_reference, autograde) would make one group of
+# half the suite, and cost a second or two to build again.
+SESSION_WORK = {"corpus_grades", "bundle", "classroom_release", "nbgrader_course", "reference_cache"}
 FILE = "groups.json"
 
 
 def shared(item: pytest.Item) -> set[str]:
-    """What `item` shares with other tests: the corpus graded for the session, and each module- or
-    session-scoped fixture of a test module that it uses."""
+    """What `item` shares with other tests: each session fixture of SESSION_WORK, and each module-
+    or session-scoped fixture of a test module, that it uses."""
     definitions = item._fixtureinfo.name2fixturedefs if hasattr(item, "_fixtureinfo") else {}
     found = set()
     for name in getattr(item, "fixturenames", ()):
         fixture = definitions[name][-1] if definitions.get(name) else None
-        if name == CORPUS_GRADES:
+        if name in SESSION_WORK:
             found.add(name)
         elif fixture and fixture.scope in ("module", "session") and fixture.baseid.endswith(".py"):
             found.add(f"{fixture.baseid}::{name}")
