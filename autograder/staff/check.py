@@ -1,9 +1,9 @@
 """Check that the kit is consistent, as an author changes it: one line per problem, with its fix.
 
 `autograder check` is silent (exit status 0) when every check passes, else exit status 1. It
-collects the suites as pytest does, grades the reference with them at the public seed, and
-reads the parts, the marked stubs, grading.toml and the misconceptions; each check is a
-function below that returns its problems.
+grades the reference with its suites at the public seed, in one pytest run that also lists the
+tests it collected with their parts, and reads the parts, the marked stubs, grading.toml and the
+misconceptions; each check is a function below that returns its problems.
 """
 
 from __future__ import annotations
@@ -283,38 +283,41 @@ class Findings:
     errors: list[str]
     warnings: list[str]
     report: list[str] = field(default_factory=list)
-    tests: list | None = None  # the suites' tests as release.collect found them, for a release to reuse
+    tests: list | None = None  # the suites' tests, as the reference's grading collected them
 
 
 def findings(kit: Path = KIT_ROOT) -> Findings:
     """Every inconsistency of the kit in `kit`, one line each with its fix, the warnings, and the
     cost report. Whatever `autograder release` or `autograder mutate` would stop on is among the
     errors: each release format and a mutation probe of each stub are tried here first."""
-    from .release import ReleaseError, collect
+    from .release import ReleaseError, listed
 
     try:
         grading = parse(kit / "grading.toml")
         parts = declared(kit / "autograder" / "suites")
         marked = handout(kit / "solutions")
-        tests = collect(kit)
-    except (ConfigError, PartError, StubError, ReleaseError) as error:
+    except (ConfigError, PartError, StubError) as error:
         return Findings([str(error)], [])
     warnings = hidden_totals(grading)
     problems = engine_files_of(kit, grading)
     if problems:  # every later check reads the engine files
         return Findings(problems, warnings)
-    count: dict[str, int] = defaultdict(int)
-    for test in tests:
-        count[test.part] += 1
-    problems = stale_student_files(kit) + parts_and_suites(grading, parts, count)
-    problems += stubs_and_points(grading, parts, marked) + answers_handed_out(kit) + undocumented_stubs(kit)
-    released: list[tuple[list[str], list[str]]] = []
     with tempfile.TemporaryDirectory(prefix="autograder-check-") as scratch:
-        # Every release format is tried while the reference is graded, in a process of its own.
-        done, sealed, junit = grade_reference(kit, Path(scratch),
-                                              lambda: released.append(release_problems(kit, tests)))
-        problems += released[0][0]
-        warnings += released[0][1]
+        # One pytest run grades the reference and lists the tests it collected, with their parts.
+        done, sealed, junit = grade_reference(kit, Path(scratch), list_parts=True)
+        try:
+            tests = listed(kit, Path(scratch) / "parts.json", done)
+        except ReleaseError as error:
+            return Findings([str(error)], [])
+        count: dict[str, int] = defaultdict(int)
+        for test in tests:
+            count[test.part] += 1
+        problems = stale_student_files(kit) + parts_and_suites(grading, parts, count)
+        problems += stubs_and_points(grading, parts, marked) + answers_handed_out(kit)
+        problems += undocumented_stubs(kit)
+        released, said = release_problems(kit, tests)  # every release format, tried
+        problems += released
+        warnings += said
         if not sealed.is_file() or not junit.is_file():
             return Findings(problems + (reference_failures(junit) or [
                 "the reference does not answer every scenario of its own suites; fix solutions/ or the "

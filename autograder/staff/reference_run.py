@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,23 +42,21 @@ def tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def grade_reference(kit: Path, folder: Path, meanwhile: Callable[[], object] = lambda: None
+def grade_reference(kit: Path, folder: Path, list_parts: bool = False
                     ) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """The reference graded by its own suites at the public seed: pytest's run, the sealed
-    answers (with each scenario's time) and pytest's report (with every call and suspect).
-    `meanwhile()` runs here while the grading runs in a process of its own."""
+    answers (with each scenario's time) and pytest's report (with every call and suspect). With
+    `list_parts`, the same run lists each test it collected with its part, in `folder/parts.json`
+    (release.listed reads it)."""
     sealed, junit = folder / "reference.json", folder / "junit.xml"
+    listing = ["-p", "autograder.staff.release", f"--list-parts={folder / 'parts.json'}"]
     command = [sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
+               *(listing if list_parts else ()),
                "--submission=" + str(kit / "solutions"), "--reference=" + str(kit / "solutions"),
                f"--seal-reference={sealed}",
                f"--junitxml={junit}"]
-    with subprocess.Popen(command, cwd=kit, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as process:
-        try:
-            meanwhile()
-        finally:
-            stdout, stderr = process.communicate()
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), sealed, junit
+    done = subprocess.run(command, cwd=kit, capture_output=True, text=True, check=False)
+    return done, sealed, junit
 
 
 def suite_of(kit: Path, test: str) -> Path:

@@ -74,9 +74,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """With --list-parts, write every collected test's file, name, class and part as JSON."""
+    """With --list-parts, write every collected test's file, name, class and part as JSON, unless
+    a file failed to collect (its error is counted among the failures by then)."""
     path = session.config.getoption("--list-parts")
-    if path is None:
+    if path is None or session.testsfailed:
         return
     items = []
     for item in session.items:
@@ -103,13 +104,19 @@ def collect(kit: Path) -> list[SuiteTest]:
         listing = Path(scratch) / "parts.json"
         done = run_pytest(kit, ["--collect-only", "-qq", "-p", "autograder.staff.release",
                                 f"--list-parts={listing}", str(kit / "autograder")])
-        if done.returncode != 0 or not listing.is_file():
-            # pytest's own words: its usage errors on stderr, its collection errors after ERRORS
-            errors = done.stdout[done.stdout.find("= ERRORS ="):] if "= ERRORS =" in done.stdout else ""
-            message = done.stderr.strip() or tail(errors or done.stdout)
-            raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; fix what pytest "
-                               f"says:\n{message}")
-        records = json.loads(listing.read_text(encoding="utf-8"))
+        return listed(kit, listing, done)
+
+
+def listed(kit: Path, listing: Path, done: subprocess.CompletedProcess) -> list[SuiteTest]:
+    """The tests a pytest run with --list-parts collected (`done`, which wrote `listing` once it
+    had collected every file); raises ReleaseError with pytest's own words when collecting failed."""
+    if not listing.is_file():
+        # pytest's own words: its usage errors on stderr, its collection errors after ERRORS
+        errors = done.stdout[done.stdout.find("= ERRORS ="):] if "= ERRORS =" in done.stdout else ""
+        message = done.stderr.strip() or tail(errors or done.stdout)
+        raise ReleaseError(f"collecting the suites of {kit / 'autograder'} failed; fix what pytest "
+                           f"says:\n{message}")
+    records = json.loads(listing.read_text(encoding="utf-8"))
     return [SuiteTest(Path(r["file"]).relative_to(kit), r["cls"] or r["name"], r["part"]) for r in records]
 
 
