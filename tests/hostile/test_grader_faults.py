@@ -53,10 +53,16 @@ def grade(submission: Path, results: Path, *options: str) -> subprocess.Complete
 
 
 def test_a_slow_reference_is_timed_on_its_own_clock(tmp_path):
-    """Dual.sin sleeping 0.2 s a call: some 13 s asleep in all, more than a submission may
-    idle, and none of it the submission's. The reference graded against it scores every point."""
-    slow = reference_with(tmp_path / "slow", "import time; time.sleep(0.2)")
-    done = grade(KIT / "solutions", tmp_path / "results.json", f"--reference={slow}", "--part", "dual")
+    """Dual.sin sleeping 0.05 s a call: some 3 s asleep in all, three times what a submission may
+    idle here (idle_seconds = 1), and none of it the submission's. The reference graded against
+    it scores every point."""
+    slow = reference_with(tmp_path / "slow", "import time; time.sleep(0.05)")
+    toml = (KIT / "grading.toml").read_text(encoding="utf-8")
+    assert toml.count("idle_seconds = 5.0") == 1
+    grading = tmp_path / "grading.toml"
+    grading.write_text(toml.replace("idle_seconds = 5.0", "idle_seconds = 1.0"), encoding="utf-8")
+    done = grade(KIT / "solutions", tmp_path / "results.json", f"--reference={slow}", "--part", "dual",
+                 f"--grading={grading}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     dual = {t["tags"][0]: t for t in json.loads((tmp_path / "results.json").read_text())["tests"]}["dual"]
     assert dual["score"] == dual["max_score"] and "fault of the grader" not in dual["output"]
