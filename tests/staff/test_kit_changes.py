@@ -319,7 +319,9 @@ def test_pow_without_a_power_of_a_power_leaves_the_mutant_the_docs_name(kit):
 def test_removing_the_dual_engine_works_from_check_to_every_release_and_mutate(kit, tmp_path):
     """As docs/authoring.md says: `part given dual`, check, the two files removed. Then check,
     every release (none ships a scenario of dual), mutate, `autograder replicas`, the example
-    class and `autograder bulk` on it all work, in the copy, with its own package."""
+    class and `autograder bulk` on it all work, in the copy, with its own package; and every test
+    module of the kit's own imports there (none reads a file of dual), a test about dual skipped
+    with the reason."""
     remove_dual(kit)
     consistent(kit)
     built = every_release(kit, tmp_path / "out")
@@ -343,6 +345,16 @@ def test_removing_the_dual_engine_works_from_check_to_every_release_and_mutate(k
     with (tmp_path / "graded" / "grades.csv").open(newline="", encoding="utf-8") as grades:
         graded = {row["student"]: row for row in csv.DictReader(grades)}
     assert "dual" not in graded["alice"] and float(graded["alice"]["total"]) == 92  # 102 less dual's 10
+    pytest_in_copy = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    collected = subprocess.run([*pytest_in_copy, "--collect-only", "tests"], cwd=kit, capture_output=True,
+                               text=True, check=False)
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
+    assert " tests collected" in collected.stdout and "error" not in collected.stdout.splitlines()[-1]
+    about_dual = subprocess.run([*pytest_in_copy, "-rs", "tests/grading/test_lessons.py", "-k", "dual"],
+                                cwd=kit, capture_output=True, text=True, check=False)
+    assert about_dual.returncode == 0, about_dual.stdout[-3000:]
+    assert ("about the dual engine, which this kit does not grade: no part of grading.toml starts with 'dual'"
+            in about_dual.stdout) and " passed" not in about_dual.stdout
 
 
 def test_a_bigger_network_is_priced_in_the_cost_report(kit, tmp_path):

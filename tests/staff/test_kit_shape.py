@@ -1,21 +1,17 @@
 """The kit's shape, its engines and parts, comes from one place: the grading.toml in use.
 
 The files a worker reads and the names intake takes for engine files follow the grading.toml the
-grader was given (`parts.use`, the plugin's `--grading`), and an engine removed as
-docs/authoring.md says leaves the kit's own tests importable, those about that engine skipped
-with the reason.
+grader was given (`parts.use`, the plugin's `--grading`). (An engine removed as docs/authoring.md
+says leaves the kit's own tests importable, those about that engine skipped with the reason:
+test_kit_changes.py, which takes the same copy through every command.)
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support import KIT
-from support.kit_copy import autograder, consistent, copy_of_the_kit, remove_dual
 from support.shape import GRADED
 
 from autograder import intake, parts
@@ -66,26 +62,3 @@ def test_intake_takes_the_files_named_for_the_engines_in_use(another_grading, tm
     ann, bo = intake.collect(klass)
     assert sorted(ann.files) == ["matrix"] and "value.py: not found in the submission" in " ".join(ann.notes)
     assert bo.notes == ["no value.py or matrix.py, and no notebook or .py file defining Value or Matrix"]
-
-
-@pytest.mark.slow  # a copy of the kit, `autograder check` twice, and the collection of the kit's tests
-def test_an_engine_removed_as_the_docs_say_leaves_the_kits_own_tests_importable(tmp_path):
-    """docs/authoring.md, "Removing an engine": `part given dual`, check, the two files removed,
-    `autograder replicas`. Then the kit is consistent, every test module of the kit imports (none
-    reads a file of dual), and a test about dual is skipped, saying why."""
-    kit = copy_of_the_kit(tmp_path / "kit")
-    shutil.copytree(KIT / "examples", kit / "examples", ignore=shutil.ignore_patterns("class", "__pycache__"))
-    remove_dual(kit)
-    done = autograder(kit, "replicas", "--seeds", "1")
-    assert done.returncode == 0 and "recorded 6 of 6 replicas" in done.stdout, done.stdout + done.stderr
-    consistent(kit)
-    pytest_in_copy = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    collected = subprocess.run([*pytest_in_copy, "--collect-only", "tests"], cwd=kit, capture_output=True,
-                               text=True, check=False)
-    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
-    assert " tests collected" in collected.stdout and "error" not in collected.stdout.splitlines()[-1]
-    about_dual = subprocess.run([*pytest_in_copy, "-rs", "tests/grading/test_lessons.py", "-k", "dual"],
-                                cwd=kit, capture_output=True, text=True, check=False)
-    assert about_dual.returncode == 0, about_dual.stdout[-3000:]
-    assert ("about the dual engine, which this kit does not grade: no part of grading.toml starts with 'dual'"
-            in about_dual.stdout) and " passed" not in about_dual.stdout

@@ -1,6 +1,6 @@
 """A copy of the kit as an author has it, and the commands an author runs in it: the means of
 the tests that adapt the kit as docs/authoring.md says (staff/test_authoring.py,
-test_kit_changes.py, test_kit_shape.py).
+test_kit_changes.py).
 """
 
 from __future__ import annotations
