@@ -293,9 +293,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if reason := not_graded(marker.args[0]):
                 item.add_marker(pytest.mark.skip(reason=reason))
     # The modules whose every test is slow run first, each in its own order: under pytest-xdist the
-    # longest work starts early, and no worker is left with it at the end while the other waits.
+    # longest work starts early, and no worker is left with it at the end while the other waits. A
+    # test marked alone runs last: it waits for the test the other process is running, which then
+    # is the last (in the middle of a run, the other process would wait with it, its CPU idle).
     light = {item.module for item in items if item.get_closest_marker("slow") is None}
-    items.sort(key=lambda item: item.module in light)
+    items.sort(key=lambda item: (item.get_closest_marker("alone") is not None, item.module in light))
     if hasattr(config, "workerinput"):
         shared_work.write_groups(config.stash[SHARED], items)
 
