@@ -304,9 +304,10 @@ def findings(kit: Path = KIT_ROOT) -> Findings:
         return Findings(problems, warnings)
     with tempfile.TemporaryDirectory(prefix="autograder-check-") as scratch:
         # One pytest run grades the reference and lists the tests it collected, with their parts.
-        done, sealed, junit = grade_reference(kit, Path(scratch), list_parts=True)
+        listing = Path(scratch) / "parts.json"
+        done, sealed, junit = grade_reference(kit, Path(scratch), listing)
         try:
-            tests = listed(kit, Path(scratch) / "parts.json", done)
+            tests = listed(kit, listing, done)
         except ReleaseError as error:
             return Findings([str(error)], [])
         count: dict[str, int] = defaultdict(int)

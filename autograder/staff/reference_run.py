@@ -42,19 +42,19 @@ def tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def grade_reference(kit: Path, folder: Path, list_parts: bool = False
+def grade_reference(kit: Path, folder: Path, listing: Path | None = None
                     ) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """The reference graded by its own suites at the public seed: pytest's run, the sealed
     answers (with each scenario's time) and pytest's report (with every call and suspect). With
-    `list_parts`, the same run lists each test it collected with its part, in `folder/parts.json`
-    (release.listed reads it)."""
+    `listing`, the same run writes each test it collected, with its part, there (release.listed
+    reads it)."""
     sealed, junit = folder / "reference.json", folder / "junit.xml"
-    listing = ["-p", "autograder.staff.release", f"--list-parts={folder / 'parts.json'}"]
     command = [sys.executable, "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider",
-               *(listing if list_parts else ()),
                "--submission=" + str(kit / "solutions"), "--reference=" + str(kit / "solutions"),
                f"--seal-reference={sealed}",
                f"--junitxml={junit}"]
+    if listing is not None:
+        command += ["-p", "autograder.staff.release", f"--list-parts={listing}"]
     done = subprocess.run(command, cwd=kit, capture_output=True, text=True, check=False)
     return done, sealed, junit
 

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import EVERY_SEED, EXHAUSTIVE, KIT, SEEDS
+from support import EVERY_SEED, KIT, in_turn
 from support.corpus import CORPUS, build
 from support.shape import GRADED
 
@@ -109,12 +109,10 @@ def test_failing_a_scenario_never_raises_a_score(autograde, scenarios_by_part, c
     # drawn seed picks (--exhaustive: both ways); each corpus entry through one round, so that
     # every round meets several entries, and each way of breaking half of them.
     ways = ("raise", "hollow")
-    start = int(SEEDS[0], 16) % 2
-    jobs = [("reference", index, kind) for index in range(len(plan))
-            for kind in (ways if EXHAUSTIVE else ways[(start + index) % 2:][:1])]
+    jobs = [("reference", index, kind) for index, kind in in_turn(range(len(plan)), ways)]
     for number, name in enumerate(list(submissions)[1:]):
         lap = number // len(plan)  # each lap through the rounds starts with the other kind
-        jobs.append((name, number % len(plan), ("raise", "hollow")[(number + lap) % 2]))
+        jobs.append((name, number % len(plan), ways[(number + lap) % 2]))
     seed_of = {job: EVERY_SEED[number % len(EVERY_SEED)] for number, job in enumerate(jobs)}
 
     def unbroken(name: str, seed: str) -> dict[str, float]:

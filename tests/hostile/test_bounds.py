@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import EXHAUSTIVE, KIT, SEEDS
+from support import KIT, in_turn
 from support.hostile import BULK, TOOLS, make_submission, prefix, scores
 
 from autograder import scoring
@@ -101,17 +101,6 @@ def _raised(request, engines):
 _inside.handle = _raised
 """},
 }
-
-
-def tricks_at_levels() -> list[tuple[str, str]]:
-    """Each trick graded by `pytest autograder` at one level, the two levels taking the tricks in
-    turn from a start the run's drawn seed picks; --exhaustive: each at both. (`autograder bulk`
-    grades every trick at both levels in every run: test_a_class_of_them_...)"""
-    tricks = sorted(TRICKS)
-    if EXHAUSTIVE:
-        return [(trick, level) for trick in tricks for level in LEVELS]
-    start = int(SEEDS[0], 16) % len(LEVELS)
-    return [(trick, LEVELS[(start + index) % len(LEVELS)]) for index, trick in enumerate(tricks)]
 
 
 BOTH_LEVELS = pytest.mark.skipif(
@@ -196,7 +185,9 @@ def total_messages(results: dict[str, dict]) -> int:
 
 @pytest.mark.slow
 @BOTH_LEVELS
-@pytest.mark.parametrize(("trick", "level"), tricks_at_levels())
+# Each trick by `pytest autograder` at one level, the levels in turn (`autograder bulk` grades every
+# trick at both levels in every run: test_a_class_of_them_...).
+@pytest.mark.parametrize(("trick", "level"), in_turn(sorted(TRICKS), LEVELS))
 def test_a_text_without_end_from_the_worker_costs_its_checks_and_nothing_more(place, trick, level):
     folder = place["folder"] / f"bounds-{level}"
     name = "-".join(trick.split()[:6]).replace(",", "")

@@ -26,3 +26,12 @@ def configure(drawn: str, exhaustive: bool) -> None:
     SEEDS = (drawn, *(FIXED_SEEDS if exhaustive else ()))
     EVERY_SEED = ("public", *SEEDS)
     EXHAUSTIVE = exhaustive
+
+
+def in_turn(items, choices: tuple) -> list[tuple]:
+    """Each of `items` with one of `choices`, the choices taken in turn from a start this run's
+    drawn seed picks (another at every run); with --exhaustive, each item with every choice."""
+    if EXHAUSTIVE:
+        return [(item, choice) for item in items for choice in choices]
+    start = int(SEEDS[0], 16) % len(choices)
+    return [(item, choices[(start + index) % len(choices)]) for index, item in enumerate(items)]
