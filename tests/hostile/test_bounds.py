@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from support import KIT, in_turn
-from support.hostile import BULK, TOOLS, make_submission, prefix, scores
+from support.hostile import BULK, LEVELS, TOOLS, make_submission, prefix, scores
 
 from autograder import scoring
 from autograder.config import load
@@ -35,7 +35,6 @@ from autograder.staff import bulk
 from autograder.worker import MAX_TEXT, MAX_TEXTS, MAX_VALUES, Ending, Reply
 from hostile import test_isolation
 
-LEVELS = ("isolated", "container")  # the container's level is `unprivileged`, asked for by name
 place, nothing_left = test_isolation.place, test_isolation.nothing_left
 SLACK = 200  # what the kit adds to a part's messages at most: its note that some were left out
 

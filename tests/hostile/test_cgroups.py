@@ -11,9 +11,9 @@ Nothing else changes, and nothing a worker can reach decides it. In such a names
   counted against one worker's limit at once, so their request ends at that limit;
 - nothing of a worker is left when it ends, its cgroup included;
 - the kit's own tests of the boundary (hostile/test_submissions.py, test_isolation.py) that
-  meet the cgroup in a whole grading pass as they do with v1, at the isolated level and in a
-  container without CAP_SYS_ADMIN whose cgroup hierarchy is writable (one whose hierarchy is
-  hidden meets no cgroup, on any host);
+  meet the cgroup in a whole grading pass as they do with v1, each at the level this run grades
+  it at: the isolated level, or a container without CAP_SYS_ADMIN whose cgroup hierarchy is
+  writable (one whose hierarchy is hidden meets no cgroup, on any host);
 
 and, at the limits level, as an account that is not root, in a cgroup delegated to it, a
 worker has a cgroup of its own too. `cgroups.kill` is also tried on a cgroup of the real
@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import pytest
+import support
 from support.hostile import TOOLS, make_submission, opening
 
 from autograder import sandbox
@@ -305,9 +306,11 @@ def test_a_worker_clock_outlives_its_v2_cgroup():
 
 # -- the kit's own tests on the v2 path ---------------------------------------------------------------
 
-# Loaded into each pytest run on the v2-only host: it is one (or the run stops), and with
-# `writable`, support/hostile.py's container keeps a writable unified hierarchy of its own
-# (root without CAP_SYS_ADMIN, in a cgroup it may write: v2 at the unprivileged level).
+# Loaded into each pytest run on the v2-only host: it is one (or the run stops), and
+# support/hostile.py's container keeps a writable unified hierarchy of its own (root without
+# CAP_SYS_ADMIN, in a cgroup it may write: v2 at the unprivileged level). With the hierarchy
+# hidden, as CONTAINER has it (a tmpfs over /sys/fs/cgroup), the container level meets no cgroup
+# on any host; the isolated level uses no container.
 ON_V2 = """
 import pytest
 from autograder.sandbox import cgroups
@@ -316,34 +319,33 @@ from autograder.sandbox import cgroups
 def pytest_configure(config):
     if cgroups.found().version != 2:
         raise pytest.UsageError(f"not on the v2 path: {cgroups.found()}")
-    if WRITABLE:
-        from support import hostile
-        hostile.CONTAINER = hostile.CONTAINER.replace(
-            "mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup\\n",
-            "mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup\\nmount -t cgroup2 cgroup2 /sys/fs/cgroup\\n")
-        assert "cgroup2" in hostile.CONTAINER
+    from support import hostile
+    hostile.CONTAINER = hostile.CONTAINER.replace(
+        "mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup\\n",
+        "mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup\\nmount -t cgroup2 cgroup2 /sys/fs/cgroup\\n")
+    assert "cgroup2" in hostile.CONTAINER
 """
 # What meets a worker's cgroup in a whole grading (its time, its end, its leftovers), beyond the
 # tests above of the clock, the share and cgroups.kill: of test_submissions.py, a process left
 # running and a worker that sleeps; of test_isolation.py, a fork storm, a grader killed with its
-# workers running, and a worker that starves itself. The container level hides the hierarchy
-# (support/hostile.py's CONTAINER mounts a tmpfs over /sys/fs/cgroup), so it meets on the v2 path
-# what it meets on any host, unless the hierarchy is writable: it runs here with WRITABLE alone.
+# workers running, and a worker that starves itself, each at the level this run grades it at.
 SELECTED = {
     "tests/hostile/test_submissions.py": "no_process_outlives or sleeping",
     "tests/hostile/test_isolation.py": "fork_storm or killed_grader or starves_itself",
 }
 
 
-def run_kit_tests(tmp_path: Path, tests: str, writable: bool) -> None:
+def run_kit_tests(tmp_path: Path, tests: str) -> None:
+    """`tests`, those SELECTED of them, on the v2-only host: at this run's drawn seed, so at the
+    levels this run grades them at (at both with --exhaustive)."""
     plugin = tmp_path / "plugin"
     plugin.mkdir()
-    (plugin / "on_v2.py").write_text(ON_V2.replace("WRITABLE", str(writable)))
+    (plugin / "on_v2.py").write_text(ON_V2)
     env = {**os.environ, "PYTHONPATH": f"{plugin}{os.pathsep}{KIT / 'tests'}"}
-    chosen = f"({SELECTED[tests]}) and {'' if writable else 'not '}container"
-    run = subprocess.run(v2_only(sys.executable, "-m", "pytest", tests, "-k", chosen, "-p", "on_v2",
-                                 "-p", "no:cacheprovider", "-q"), cwd=KIT, env=env, capture_output=True,
-                         text=True, timeout=3600)
+    seeds = ["--drawn-seed", support.SEEDS[0], *(["--exhaustive"] if support.EXHAUSTIVE else [])]
+    run = subprocess.run(v2_only(sys.executable, "-m", "pytest", tests, "-k", SELECTED[tests], *seeds,
+                                 "-p", "on_v2", "-p", "no:cacheprovider", "-q"), cwd=KIT, env=env,
+                         capture_output=True, text=True, timeout=3600)
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
     assert run.returncode == 0 and "passed" in summary and "failed" not in summary, \
         run.stdout[-6000:] + run.stderr[-3000:]
@@ -352,12 +354,7 @@ def run_kit_tests(tmp_path: Path, tests: str, writable: bool) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("tests", SELECTED)
 def test_the_kit_s_boundary_tests_pass_on_v2(tmp_path, tests):
-    run_kit_tests(tmp_path, tests, writable=False)
-
-
-@pytest.mark.slow
-def test_the_isolation_tests_pass_in_a_container_with_a_writable_v2_hierarchy(tmp_path):
-    run_kit_tests(tmp_path, "tests/hostile/test_isolation.py", writable=True)
+    run_kit_tests(tmp_path, tests)
 
 
 # -- the limits level, in a cgroup delegated to the grader's account -------------------------------

@@ -9,6 +9,10 @@ grader must refuse to run submissions there, since it would have to run them as 
 Every hostile submission is the honest base of test_hostile.py (the reference with `__mul__`
 stubbed) plus a trick, and must score exactly the base's points; nothing a worker starts may
 outlive it, and nothing may be left behind in the temporary folder or the identity locks.
+
+A test of both root levels grades at one of them a run, which its name and the drawn seed pick
+(support/hostile.py's `at_a_level`): a run meets both levels, each test meets the other at a run
+whose seed starts the other way, and --exhaustive grades each at both.
 """
 
 from __future__ import annotations
@@ -30,10 +34,10 @@ import pytest
 from support import KIT
 from support.hostile import (
     BULK,
-    LEVELS,
     ROOT_WITH_NAMESPACES,
     TOOLS,
     a_busy_core,
+    at_a_level,
     closed_steps,
     fast_grading,
     graded,
@@ -166,7 +170,7 @@ def nothing_left():
 
 # -- 3. links, FIFOs and devices in a submission ---------------------------------------------------
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_a_link_to_the_answers_costs_only_its_file(place, level):
     folder = place["folder"] / level / "links"
     shutil.copytree(KIT / "solutions", folder)
@@ -184,7 +188,7 @@ def test_a_link_to_the_answers_costs_only_its_file(place, level):
     assert done.tmp_left == []
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_a_fifo_a_device_and_a_folder_cost_only_their_files(place, level):
     folder = place["folder"] / level / "odd-files"
     shutil.copytree(KIT / "solutions", folder)
@@ -256,7 +260,7 @@ def sabotage(mine: Path) -> str:
     return SABOTAGE.replace("PREFIX", repr(str(mine.parent)))
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_workers_cannot_reach_each_other_or_the_answers(place, level, tmp_path):
     """A bulk run: four correct students beside one who reads the sealed answers and the
     other workers' folders, and overwrites what it can, all through its grading."""
@@ -278,7 +282,7 @@ def test_workers_cannot_reach_each_other_or_the_answers(place, level, tmp_path):
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in (out / "reference").glob("*.json"))
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_the_live_reference_worker_is_out_of_reach(place, level):
     """Graded beside a live reference: its worker's copy of solutions/ can be neither read nor
     overwritten (82 became 97 when it could)."""
@@ -344,7 +348,7 @@ for _ in range(200):
 """
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_a_fork_storm_under_a_subreaper_dies_with_its_worker(place, level):
     done = graded(place, level, "storms", in_mul=STORM)
     assert scores(done.results) == place["honest"]
@@ -362,7 +366,7 @@ while True:
 """
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_a_killed_grader_takes_its_workers_with_it(place, level, how):
     submission = make_submission(place["folder"] / level, f"hangs-{how.name}", in_backward=HANG)
@@ -414,7 +418,7 @@ except OSError as error:
 """
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_scratch_space_is_bounded_and_nothing_is_left(place, level):
     done = graded(place, level, "fills_the_disk", in_mul=FILLS)
     assert scores(done.results) == place["honest"]
@@ -576,7 +580,7 @@ while True:
 """
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_a_worker_that_starves_itself_times_out_and_is_not_excused(place, level):
     """SCHED_IDLE and nice 19 make a worker wait for the CPU on a busy machine: that wait is its
     own, so its hang times out like any other, never passes for a busy machine."""

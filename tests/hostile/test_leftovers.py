@@ -11,8 +11,8 @@ Two ways round the filter that once scored 102 from stubs:
   and a classmate graded after it in the same bulk run loads whatever it finds there: both
   score what they wrote, no grading is held back, and nothing of the tree is left.
 
-Each runs at the isolated level (root with CAP_SYS_ADMIN) and in test_isolation.py's container
-(root without it: the unprivileged level).
+Each runs at the isolated level (root with CAP_SYS_ADMIN) or in test_isolation.py's container
+(root without it: the unprivileged level), as that module's tests of both levels do.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 from support import KIT
-from support.hostile import BULK, LEVELS, graded, make_submission, run_grading, scores
+from support.hostile import BULK, at_a_level, graded, make_submission, run_grading, scores
 
 from autograder import sandbox
 from hostile import test_isolation
@@ -97,7 +97,7 @@ def relay_key():
     libc.syscall(KEYCTL, KEYCTL_UNLINK, serial, SESSION_KEYRING)
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_a_keyring_relay_scores_what_the_submission_wrote(place, level, relay_key):
     hook = (READS_THE_KEYRING.replace("ADD_KEY", str(ADD_KEY)).replace("KEYCTL_READ", str(KEYCTL_READ))
             .replace("KEYCTL", str(KEYCTL)).replace("SERIAL", str(relay_key)))
@@ -176,7 +176,7 @@ _read()
 """
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@at_a_level
 def test_a_deep_tree_is_removed_and_no_classmate_reads_it(place, level, tmp_path):
     """A bulk run of one job: the planter, then the classmate who reads its tree: each scores the
     honest base's points, no grading is held back, and nothing of the trees is left."""

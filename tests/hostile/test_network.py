@@ -10,8 +10,9 @@ what each gave.
 
 At every level (isolated: root with namespaces; unprivileged: a container without
 CAP_SYS_ADMIN, as test_isolation.py makes one; limits: the grader as an account that is not
-root) it must score exactly the honest base's points, nothing it tried may reach a listener,
-and each try must be refused. The seccomp filter itself is checked in a process of this test.
+root; of the two root levels, one a run, as test_isolation.py's tests of both levels) it must
+score exactly the honest base's points, nothing it tried may reach a listener, and each try must
+be refused. The seccomp filter itself is checked in a process of this test.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.hostile import TOOLS, make_submission, opening, run_grading, scores
+from support.hostile import TOOLS, at_a_level, make_submission, opening, run_grading, scores
 
 from autograder import sandbox
 from autograder.sandbox import seccomp
@@ -238,7 +239,7 @@ def assert_nothing_reached(results: dict, listeners: Listeners, honest: dict,
 
 
 @grades_at_every_level
-@pytest.mark.parametrize("level", ["isolated", "container"])
+@at_a_level
 def test_no_worker_reaches_the_network(place, listeners, level):
     submission = relaying(place["folder"] / f"network-{level}", listeners)
     done = run_grading(level, submission, place["folder"], f"network-{level}",

@@ -21,7 +21,7 @@ import time
 
 import pytest
 from support import hostile
-from support.hostile import TOOLS, make_submission, run_grading, scores
+from support.hostile import TOOLS, at_a_level, make_submission, run_grading, scores
 
 from autograder import sandbox
 from autograder.config import load
@@ -47,7 +47,7 @@ _time.sleep(3600)
 @pytest.mark.slow
 @pytest.mark.skipif(not (ROOT_WITH_NAMESPACES and TOOLS),
                     reason="both root levels need root with CAP_SYS_ADMIN, unshare and setpriv")
-@pytest.mark.parametrize("level", ["isolated", "container"])
+@at_a_level
 def test_a_worker_that_answers_ahead_and_stops_reading_holds_no_grading(place, level, monkeypatch):
     monkeypatch.setattr(hostile, "GRADING_SECONDS", 300)  # it hung for good
     submission = make_submission(place["folder"] / f"pipes-{level}", "answers_ahead")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from support import KIT
-from support.hostile import opening, prefix
+from support.hostile import at_a_level, opening, prefix
 
 from autograder.sandbox import landlock, levels
 from hostile import test_isolation
@@ -136,7 +136,7 @@ def sandboxed(test):  # noqa: ANN001, ANN201 - a test function
 
 
 @sandboxed
-@pytest.mark.parametrize("level", test_isolation.LEVELS)
+@at_a_level
 def test_a_concurrent_classmate_reads_nothing_a_worker_wrote(tmp_path, level):
     wrap, env = prefix(level, tmp_path / "container")
     saw = two_workers(tmp_path / "workers", wrap, env)

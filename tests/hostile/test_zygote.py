@@ -2,10 +2,11 @@
 
 A submission reports at import what its worker can see (its /proc entry, descriptors,
 environment, limits, identity, file system, the interpreter's state); a forked worker's report
-must be an exec'd one's, at the isolated level and at the container level of
-test_isolation.py, but for what differs from any worker to the next. The same submissions get
-the same grades from both kinds. The zygote holds nothing of a worker's files, every forked
-worker starts from the same memory layout, and a zygote that dies or hangs costs no answer.
+must be an exec'd one's, at the isolated level or the container level of test_isolation.py
+(one a run, as its tests of both levels), but for what differs from any worker to the next. The
+same submissions get the same grades from both kinds. The zygote holds nothing of a worker's
+files, every forked worker starts from the same memory layout, and a zygote that dies or hangs
+costs no answer.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 from support import EXHAUSTIVE, KIT
 from support.autograding import autograde_folder
 from support.corpus import BUGS, CORRECT, build
-from support.hostile import prefix
+from support.hostile import at_a_level, prefix
 
 from autograder import sandbox
 from autograder.config import load
@@ -132,7 +133,7 @@ def differing(view: dict) -> dict:
 
 @pytest.mark.skipif(not (ROOT_WITH_NAMESPACES and TOOLS), reason="both root levels need root with "
                     "CAP_SYS_ADMIN, unshare and setpriv")
-@pytest.mark.parametrize("level", ["isolated", "container"])
+@at_a_level
 def test_a_forked_worker_sees_what_an_exec_d_one_sees(level, tmp_path):
     submission = tmp_path / "reports"
     shutil.copytree(KIT / "solutions", submission)

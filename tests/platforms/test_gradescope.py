@@ -24,6 +24,7 @@ import pytest
 from support import KIT
 from support.corpus import BUGS, build
 from support.gradescope import PEEK, by_part, run_autograder, submit
+from support.hostile import at_a_level
 from support.releases import solution_lines
 
 from autograder import sandbox
@@ -123,7 +124,7 @@ def test_the_kit_and_the_results_are_closed_to_other_accounts(layout, image_env)
 
 @pytest.mark.skipif(sandbox.level() != "isolated",
                     reason="the root levels are simulated from root with CAP_SYS_ADMIN (test_isolation.py)")
-@pytest.mark.parametrize("level", ["isolated", "container"])
+@at_a_level
 def test_student_code_cannot_read_the_reference_or_the_secret(layout, image_env, level, tmp_path):
     """As Gradescope runs it (root; `container`: without CAP_SYS_ADMIN, as in its image), code
     in a submission reads nothing of the bundle's reference, secret, suites or settings."""

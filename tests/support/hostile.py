@@ -26,7 +26,7 @@ import pytest
 
 from autograder import sandbox
 
-from . import KIT
+from . import KIT, by_name
 from .autograding import autograde_folder
 
 ROOT_WITH_NAMESPACES = sandbox.level() == "isolated"
@@ -88,6 +88,13 @@ def prefix(level: str, work: Path) -> tuple[list[str], dict[str, str]]:
 
 
 LEVELS = ("isolated", "container")
+
+
+def at_a_level(test):  # noqa: ANN001, ANN201 - a test function
+    """`test` parametrized by the level it grades at: at one a run, which its name and the drawn
+    seed pick (by_name: a run meets both levels, each test meets the other at another
+    run), at both with --exhaustive."""
+    return pytest.mark.parametrize("level", by_name(test.__name__, LEVELS))(test)
 
 
 class Done:
