@@ -60,10 +60,13 @@ OLDER = {v: p for v, p in FOUND.items() if v < autograder.MINIMUM_PYTHON and v >
 TRIED = sorted(SUPPORTED) if EXHAUSTIVE else [max(SUPPORTED)] if SUPPORTED else []
 
 
-def venv(python: Path, folder: Path, requirements: Path) -> Path:
-    subprocess.run([str(python), "-m", "venv", str(folder)], check=True, capture_output=True, timeout=300)
-    installed = subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q",
-                                "--disable-pip-version-check", "-r", str(requirements)],
+def venv(python: Path, folder: Path, *wanted: str) -> Path:
+    """A virtualenv of `python` in `folder` with `wanted` installed (pip's arguments), by this
+    environment's pip: the venv's own would be a copy of it, made for nothing."""
+    subprocess.run([str(python), "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True,
+                   timeout=300)
+    installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(folder / "bin" / "python"),
+                                "install", "-q", "--disable-pip-version-check", *wanted],
                                capture_output=True, text=True, timeout=INSTALL_SECONDS)
     assert installed.returncode == 0, installed.stderr[-2000:]
     return folder / "bin" / "python"
@@ -104,7 +107,7 @@ def grades_as_the_kit(python: Path, handout: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("version", TRIED, ids=lambda v: f"python{v[0]}.{v[1]}")
 def test_the_handout_grades_as_the_kit_on_the_supported_pythons(handout, tmp_path, version):
-    python = venv(SUPPORTED[version], tmp_path / "venv", handout / "requirements.txt")
+    python = venv(SUPPORTED[version], tmp_path / "venv", "-r", str(handout / "requirements.txt"))
     grades_as_the_kit(python, handout, tmp_path)
 
 
@@ -125,7 +128,7 @@ def test_the_handout_grades_as_the_kit_at_the_oldest_versions_it_allows(handout,
     """The oldest Python, numpy, pytest and pluggy the kit declares: the floors are what is tested."""
     pins = tmp_path / "floors.txt"
     pins.write_text("\n".join(floors(handout / "requirements.txt")) + "\n", encoding="utf-8")
-    python = venv(SUPPORTED[min(SUPPORTED)], tmp_path / "venv", pins)
+    python = venv(SUPPORTED[min(SUPPORTED)], tmp_path / "venv", "-r", str(pins))
     grades_as_the_kit(python, handout, tmp_path)
 
 
@@ -138,7 +141,7 @@ def test_the_gradescope_bundle_grades_on_the_oldest_supported_python(tmp_path):
     assert done.returncode == 0, done.stderr
     source = tmp_path / "source"
     zipfile.ZipFile(bundle).extractall(source)
-    python = venv(SUPPORTED[oldest], tmp_path / "venv", source / "requirements.txt")
+    python = venv(SUPPORTED[oldest], tmp_path / "venv", "-r", str(source / "requirements.txt"))
     done = subprocess.run([str(python), "grade_submission.py", str(KIT / "solutions"),
                            str(tmp_path / "results.json")], cwd=source, capture_output=True, text=True,
                           timeout=INSTALL_SECONDS)
@@ -149,11 +152,7 @@ def test_the_gradescope_bundle_grades_on_the_oldest_supported_python(tmp_path):
 @pytest.mark.skipif(not OLDER, reason="the machine offers no Python older than the minimum")
 def test_an_older_python_is_told_so_in_one_line(handout, tmp_path):
     version = max(OLDER)
-    python = tmp_path / "venv" / "bin" / "python"
-    subprocess.run([str(OLDER[version]), "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
-    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                "numpy", "pytest"], capture_output=True, text=True, timeout=INSTALL_SECONDS)
-    assert installed.returncode == 0, installed.stderr[-2000:]
+    python = venv(OLDER[version], tmp_path / "venv", "numpy", "pytest")
     done = subprocess.run([str(python), "-m", "pytest", "autograder", "-q", "-p", "no:cacheprovider"],
                           cwd=handout, capture_output=True, text=True, timeout=600)
     lines = (done.stdout + done.stderr).strip().splitlines()

@@ -48,9 +48,9 @@ KILLS = 6 if EXHAUSTIVE else 3
 
 def a_class(folder: Path) -> Path:
     """The example class (folders, zips, a notebook, single files, Canvas and Moodle downloads,
-    a corrupt zip, an entry with no Python) and eight quick students beside it."""
+    a corrupt zip, an entry with no Python) and four quick students beside it."""
     make_class(folder)
-    extra = {f"extra{index}": SOURCE if index % 2 else BROKEN for index in range(8)}
+    extra = {f"extra{index}": SOURCE if index % 2 else BROKEN for index in range(4)}
     return one_engine_class(folder, extra)
 
 
