@@ -61,8 +61,9 @@ TRIED = sorted(SUPPORTED) if EXHAUSTIVE else [max(SUPPORTED)] if SUPPORTED else 
 
 
 def venv(python: Path, folder: Path, *wanted: str) -> Path:
-    """A virtualenv of `python` in `folder` with `wanted` installed (pip's arguments), by this
-    environment's pip: the venv's own would be a copy of it, made for nothing."""
+    """A virtualenv of `python` in `folder` with `wanted` installed (pip's arguments) by this
+    environment's pip (`pip --python`): a pip of the venv's own, which takes ensurepip 3 s to put
+    in, would install the same."""
     subprocess.run([str(python), "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True,
                    timeout=300)
     installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(folder / "bin" / "python"),
