@@ -150,7 +150,6 @@ def test_a_misconception_id_with_a_typo_is_named_before_any_student_hits_it(tmp_
             "autograder/misconceptions.py does not list") in done.stdout + done.stderr
 
 
-
 @pytest.mark.parametrize(("line", "said"), [
     ("raise NotImplementedError('the rest of this suite')", "NotImplementedError"),  # a suite that raises
     ("import numpyy as np", "ModuleNotFoundError"),  # an import that fails

@@ -34,8 +34,7 @@ def in_turn(items, choices: tuple) -> list[tuple]:
     drawn seed picks (another at every run); with --exhaustive, each item with every choice."""
     if EXHAUSTIVE:
         return [(item, choice) for item in items for choice in choices]
-    start = int(SEEDS[0], 16) % len(choices)
-    return [(item, choices[(start + index) % len(choices)]) for index, item in enumerate(items)]
+    return [(item, choices[(_start() + index) % len(choices)]) for index, item in enumerate(items)]
 
 
 def by_name(name: str, choices: tuple) -> tuple:
@@ -44,5 +43,9 @@ def by_name(name: str, choices: tuple) -> tuple:
     the other; --drawn-seed takes the same again)."""
     if EXHAUSTIVE:
         return choices
-    start = int(SEEDS[0], 16) % len(choices)
-    return (choices[(start + zlib.crc32(name.encode())) % len(choices)],)
+    return (choices[(_start() + zlib.crc32(name.encode())) % len(choices)],)
+
+
+def _start() -> int:
+    """The drawn seed as a number: where this run's choices start, modulo their count."""
+    return int(SEEDS[0], 16)
